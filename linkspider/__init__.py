@@ -1,0 +1,1 @@
+"""linkspider: crawl a whole site and record its pages and internal links to Parquet."""

@@ -1,0 +1,115 @@
+"""The crawl's records — pages, links and skipped URLs — and their Parquet schemas.
+
+This module is the contract between the crawl and postprocess: every part file
+under ``pages/``, ``links/`` and ``skipped/`` is written with exactly these
+schemas. postprocess never imports this module; it checks the columns it needs
+when it loads a crawl (see ``postprocess/load.py``), so the README's table of
+columns must stay in step with this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+#: Where a link stands on its page.
+POSITIONS = ("content", "nav", "header", "footer", "aside", "other")
+
+#: Why a URL was not recorded as a page.
+SKIP_REASONS = (
+    "parameter",  # query string left after tracking parameters were stripped
+    "pagination",  # /page/2/, ?page=3, ?p=2 and configured patterns
+    "offsite",  # a redirect to another host, not followed
+    "out_of_scope",  # outside the start path with scope=path
+    "robots",  # disallowed by robots.txt
+    "canonicalised",  # the page declares another URL as canonical (alias_of)
+    "redirect",  # the URL redirects to alias_of
+    "not_html",  # a response that is not HTML
+    "too_large",  # larger than the size limit
+    "http_error",  # a 4xx/5xx response
+    "error",  # DNS, connection, timeout and other download errors
+    "duplicate",  # same canonical URL as a page already recorded
+    "max_pages",  # not fetched because the page cap was reached
+)
+
+#: How a page was first found.
+FOUND_BY = ("start", "link", "sitemap")
+
+_META = {b"linkspider_schema_version": SCHEMA_VERSION.encode()}
+
+PAGE_SCHEMA = pa.schema(
+    [
+        pa.field("url", pa.string(), nullable=False),  # canonical URL: the page's identity
+        pa.field("fetched_url", pa.string()),  # the URL the response came from
+        pa.field("status", pa.int32()),  # HTTP status of the final response
+        pa.field("title", pa.string()),
+        pa.field("meta_description", pa.string()),
+        pa.field("h1", pa.string()),
+        pa.field("headings", pa.list_(pa.string())),  # h2–h6 in document order
+        pa.field("text", pa.string()),  # main content, boilerplate removed
+        pa.field("word_count", pa.int32()),
+        pa.field("lang", pa.string()),  # ISO 639-1, from <html lang> then detection
+        pa.field("canonical", pa.string()),  # rel=canonical as declared (canonicalised)
+        pa.field("published", pa.string()),  # ISO 8601 date or datetime
+        pa.field("modified", pa.string()),  # ISO 8601 date or datetime
+        pa.field("noindex", pa.bool_()),
+        pa.field("nofollow", pa.bool_()),  # robots meta nofollow: links not followed
+        pa.field("thin", pa.bool_()),  # fewer words than LINKSPIDER_THIN_WORDS
+        pa.field("depth", pa.int32()),  # clicks from the start page; null if no link path
+        pa.field("found_by", pa.string()),  # start | link | sitemap
+        pa.field("content_hash", pa.string()),  # sha1 of the main text
+        pa.field("fetched_at", pa.timestamp("us", tz="UTC")),
+        pa.field("job", pa.string()),  # crawl job id (Scrapyd's _job, or generated)
+    ],
+    metadata=_META,
+)
+
+LINK_SCHEMA = pa.schema(
+    [
+        pa.field("source_url", pa.string(), nullable=False),  # canonical URL of the page
+        pa.field("target_url", pa.string(), nullable=False),  # canonical URL linked to
+        pa.field("anchor_text", pa.string()),  # visible text (or img alt) of the link
+        pa.field("position", pa.string()),  # one of POSITIONS
+        pa.field("nofollow", pa.bool_()),  # rel=nofollow on the link
+        pa.field("internal", pa.bool_()),  # same site (origin) as the source
+        pa.field("fetched_at", pa.timestamp("us", tz="UTC")),  # of the source page
+        pa.field("job", pa.string()),
+    ],
+    metadata=_META,
+)
+
+SKIP_SCHEMA = pa.schema(
+    [
+        pa.field("url", pa.string(), nullable=False),  # canonical URL
+        pa.field("reason", pa.string(), nullable=False),  # one of SKIP_REASONS
+        pa.field("from_url", pa.string()),  # the page that linked to it, if any
+        pa.field("alias_of", pa.string()),  # redirect / canonical target (canonical URL)
+        pa.field("detail", pa.string()),  # status code, content type, error message …
+        pa.field("fetched_at", pa.timestamp("us", tz="UTC")),
+        pa.field("job", pa.string()),
+    ],
+    metadata=_META,
+)
+
+TABLES: dict[str, pa.Schema] = {"pages": PAGE_SCHEMA, "links": LINK_SCHEMA, "skipped": SKIP_SCHEMA}
+
+
+class PageRecord(dict[str, Any]):
+    """One crawled HTML page (a row of ``pages/``)."""
+
+    table = "pages"
+
+
+class LinkRecord(dict[str, Any]):
+    """One outlink of a page (a row of ``links/``)."""
+
+    table = "links"
+
+
+class SkipRecord(dict[str, Any]):
+    """One URL that was not recorded as a page, and why (a row of ``skipped/``)."""
+
+    table = "skipped"

@@ -1,0 +1,1 @@
+"""Spiders of the linkspider project."""
