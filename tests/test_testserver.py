@@ -1,0 +1,280 @@
+"""The static test server: real HTTP requests with urllib against a folder it serves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from linkspider.testserver import SiteServer, content_type, parse_delay, read_redirects, running, serve
+
+SAMPLE_SITE = Path(__file__).resolve().parent.parent / "sample_site"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Lets a test see the 3xx response itself instead of following it."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
+def fetch(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body of one request, redirects not followed."""
+    request = urllib.request.Request(url, method=method)
+    try:
+        with OPENER.open(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    (root / "index.html").write_text('<html><a href="{{BASE}}/blog/">Blog</a></html>', encoding="utf-8")
+    (root / "blog").mkdir()
+    (root / "blog" / "index.html").write_text("<html>blog index</html>", encoding="utf-8")
+    (root / "blog" / "post.html").write_text("<html>a post</html>", encoding="utf-8")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    (root / "robots.txt").write_text("User-agent: *\nSitemap: {{BASE}}/sitemap.xml\n", encoding="utf-8")
+    sitemap = "<urlset><url><loc>{{BASE}}/blog/</loc></url></urlset>"
+    (root / "sitemap.xml").write_text(sitemap, encoding="utf-8")
+    (root / "_redirects").write_text(
+        "# old paths\n/old/ /blog/\n/moved-for-now /blog/post.html 302\n", encoding="utf-8"
+    )
+    (root / ".secret").write_text("hidden", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def base(site: Path) -> Iterator[str]:
+    with serve(site) as url:
+        yield url
+
+
+def test_base_url_is_loopback_with_a_free_port(base: str) -> None:
+    assert base.startswith("http://127.0.0.1:") and base.endswith("/")
+    assert int(base.rsplit(":", 1)[1].rstrip("/")) > 0
+
+
+def test_directory_serves_its_index_html(base: str) -> None:
+    status, headers, body = fetch(base + "blog/")
+    assert (status, body) == (200, b"<html>blog index</html>")
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+
+
+def test_directory_without_slash_redirects_to_slash_form_keeping_query(base: str) -> None:
+    status, headers, _ = fetch(base + "blog?page=2")
+    assert status == 301
+    assert headers["Location"] == "/blog/?page=2"
+
+
+def test_query_string_is_ignored_for_file_lookup(base: str) -> None:
+    status, _, body = fetch(base + "blog/?page=2&utm_source=newsletter")
+    assert (status, body) == (200, b"<html>blog index</html>")
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "location"),
+    [
+        ("old/", 301, "/blog/"),
+        ("old", 301, "/blog/"),  # the source matches with or without its trailing slash
+        ("old/?x=1", 301, "/blog/"),
+        ("moved-for-now", 302, "/blog/post.html"),
+    ],
+)
+def test_redirects_map(base: str, path: str, status: int, location: str) -> None:
+    got_status, headers, _ = fetch(base + path)
+    assert (got_status, headers["Location"]) == (status, location)
+
+
+def test_followed_redirect_lands_on_the_target(base: str) -> None:
+    with urllib.request.urlopen(base + "old/", timeout=10) as response:
+        assert response.url == base + "blog/"
+        assert response.read() == b"<html>blog index</html>"
+
+
+@pytest.mark.parametrize(
+    ("path", "ctype"),
+    [
+        ("blog/post.html", "text/html; charset=utf-8"),
+        ("docs/guide.pdf", "application/pdf"),
+        ("sitemap.xml", "application/xml"),
+        ("robots.txt", "text/plain; charset=utf-8"),
+    ],
+)
+def test_content_type_header(base: str, path: str, ctype: str) -> None:
+    status, headers, _ = fetch(base + path)
+    assert (status, headers["Content-Type"]) == (200, ctype)
+
+
+@pytest.mark.parametrize("path", ["robots.txt", "sitemap.xml", ""])
+def test_base_placeholder_is_replaced_by_the_real_base_url(base: str, path: str) -> None:
+    _, _, body = fetch(base + path)
+    assert b"{{BASE}}" not in body
+    assert base.rstrip("/").encode() + b"/" in body
+
+
+def test_binary_files_are_served_unchanged(base: str, site: Path) -> None:
+    _, _, body = fetch(base + "docs/guide.pdf")
+    assert body == (site / "docs" / "guide.pdf").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "missing/",
+        "blog/missing.html",
+        "_redirects",
+        ".secret",
+        "blog/../../etc/passwd",
+        "%2e%2e/%2e%2e/etc/passwd",
+    ],
+)
+def test_unknown_hidden_and_escaping_paths_are_404(base: str, path: str) -> None:
+    status, headers, _ = fetch(base + path)
+    assert status == 404
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+
+
+def test_custom_404_page_is_used(tmp_path: Path) -> None:
+    (tmp_path / "404.html").write_text("<html>nothing at {{BASE}}</html>", encoding="utf-8")
+    with serve(tmp_path) as url:
+        status, _, body = fetch(url + "nope/")
+    assert status == 404
+    assert body == f"<html>nothing at {url.rstrip('/')}</html>".encode()
+
+
+def test_head_sends_headers_without_body(base: str) -> None:
+    status, headers, body = fetch(base + "blog/", method="HEAD")
+    assert (status, body) == (200, b"")
+    assert headers["Content-Length"] == str(len(b"<html>blog index</html>"))
+
+
+def test_requests_are_recorded_in_order(site: Path) -> None:
+    with running(site) as server:
+        fetch(server.url + "blog/?page=2")
+        fetch(server.url + "robots.txt")
+    assert server.requests == ["/blog/?page=2", "/robots.txt"]
+
+
+def test_delay_argument_slows_every_request(site: Path) -> None:
+    with serve(site, delay=0.3) as url:
+        started = time.monotonic()
+        fetch(url + "blog/")
+        assert time.monotonic() - started >= 0.3
+
+
+def test_delay_from_environment(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINKSPIDER_TESTSERVER_DELAY", "0.25")
+    with running(site) as server:
+        assert server.delay == 0.25
+    monkeypatch.setenv("LINKSPIDER_TESTSERVER_DELAY", "")
+    with running(site) as server:
+        assert server.delay == 0.0
+
+
+def test_server_is_shut_down_after_the_block(site: Path) -> None:
+    with serve(site) as url:
+        pass
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url, timeout=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {}),
+        ("# only a comment\n\n", {}),
+        ("/a/ /b/\n", {"/a/": ("/b/", 301)}),
+        ("/a/ /b/ 302  # temporary\n", {"/a/": ("/b/", 302)}),
+        ("/a/ http://other.example/ 308\n", {"/a/": ("http://other.example/", 308)}),
+    ],
+)
+def test_read_redirects(tmp_path: Path, text: str, expected: dict[str, tuple[str, int]]) -> None:
+    (tmp_path / "_redirects").write_text(text, encoding="utf-8")
+    assert read_redirects(tmp_path) == expected
+
+
+@pytest.mark.parametrize("text", ["/a/\n", "a/ /b/\n", "/a/ /b/ 200\n", "/a/ /b/ x\n", "/a/ /b/ 301 extra\n"])
+def test_bad_redirects_line_is_an_error_naming_the_line(tmp_path: Path, text: str) -> None:
+    (tmp_path / "_redirects").write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"_redirects:1:"):
+        read_redirects(tmp_path)
+
+
+def test_missing_redirects_file_means_no_redirects(tmp_path: Path) -> None:
+    assert read_redirects(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "ctype"),
+    [
+        ("a.html", "text/html; charset=utf-8"),
+        ("A.HTM", "text/html; charset=utf-8"),
+        ("a.pdf", "application/pdf"),
+        ("a.xml", "application/xml"),
+        ("robots.txt", "text/plain; charset=utf-8"),
+        ("a.png", "image/png"),
+        ("a.unknownext", "application/octet-stream"),
+    ],
+)
+def test_content_type(name: str, ctype: str) -> None:
+    assert content_type(Path(name)) == ctype
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 0.0), ("", 0.0), ("0.5", 0.5), ("2", 2.0)])
+def test_parse_delay(value: str | None, expected: float) -> None:
+    assert parse_delay(value) == expected
+
+
+@pytest.mark.parametrize("value", ["soon", "-1"])
+def test_parse_delay_rejects_bad_values(value: str) -> None:
+    with pytest.raises(ValueError, match="LINKSPIDER_TESTSERVER_DELAY"):
+        parse_delay(value)
+
+
+def test_missing_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(NotADirectoryError, match="site folder not found"):
+        SiteServer(tmp_path / "nope")
+
+
+def test_cli_prints_base_url_and_serves(site: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "linkspider.testserver", str(site), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        status, _, body = fetch(url + "blog/")
+        assert (status, body) == (200, b"<html>blog index</html>")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_cli_bad_folder_is_a_one_line_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "linkspider.testserver", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "site folder not found" in result.stderr
