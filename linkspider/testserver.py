@@ -5,8 +5,8 @@ It behaves like a real static host where that matters to a crawl:
 - ``/dir/`` serves ``dir/index.html``; ``/dir`` (no slash) answers 301 to ``/dir/``;
 - ``<root>/_redirects`` maps old paths to new ones: lines ``OLD NEW [STATUS]``
   (status 301 when omitted, ``#`` starts a comment);
-- the query string is ignored when looking up a file (``/blog/?page=2`` serves
-  ``blog/index.html``);
+- the query string and ``;`` path parameters are ignored when looking up a file
+  (``/blog/?page=2`` and ``/blog/;jsessionid=X`` serve ``blog/index.html``);
 - Content-Type from the file extension (``text/html; charset=utf-8`` …);
 - unknown paths answer 404 with ``<root>/404.html`` when it exists;
 - names starting with ``_`` or ``.`` are never served;
@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 HOST = "127.0.0.1"
 DELAY_ENV = "LINKSPIDER_TESTSERVER_DELAY"
@@ -51,7 +51,7 @@ CONTENT_TYPES = {
     ".json": "application/json",
 }
 
-DEFAULT_404 = b"<!doctype html><html lang=\"en\"><title>Not found</title><h1>Not found</h1></html>\n"
+DEFAULT_404 = b'<!doctype html><html lang="en"><title>Not found</title><h1>Not found</h1></html>\n'
 
 
 def content_type(path: Path) -> str:
@@ -94,6 +94,13 @@ def parse_delay(value: str | None) -> float:
     if delay < 0:
         raise ValueError(f"{DELAY_ENV} must not be negative, got {value!r}")
     return delay
+
+
+def _strip_path_params(path: str) -> str:
+    """``/a;jsessionid=X/b;v=1`` -> ``/a/b``: path parameters play no part in file lookup."""
+    if ";" not in path:
+        return path
+    return "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
 
 
 def _toggle_slash(path: str) -> str:
@@ -148,7 +155,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         if self.server.delay:
             time.sleep(self.server.delay)
         parts = urlsplit(self.path)
-        path = unquote(parts.path) or "/"
+        path = _strip_path_params(unquote(parts.path)) or "/"
         redirect = self.server.redirects.get(path) or self.server.redirects.get(_toggle_slash(path))
         if redirect is not None:
             location, status = redirect
@@ -158,7 +165,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         if file is not None and file.is_dir():
             if not path.endswith("/"):
                 query = f"?{parts.query}" if parts.query else ""
-                self._redirect(f"{parts.path}/{query}", 301, send_body)
+                self._redirect(f"{quote(path)}/{query}", 301, send_body)
                 return
             file = file / "index.html"
         if file is None or not file.is_file():

@@ -84,6 +84,17 @@ def test_query_string_is_ignored_for_file_lookup(base: str) -> None:
     assert (status, body) == (200, b"<html>blog index</html>")
 
 
+@pytest.mark.parametrize("path", ["blog/;jsessionid=ABC", "blog;jsessionid=ABC/", "blog/index.html;v=2"])
+def test_path_parameters_are_ignored_for_file_lookup(base: str, path: str) -> None:
+    status, _, body = fetch(base + path)
+    assert (status, body) == (200, b"<html>blog index</html>")
+
+
+def test_directory_with_path_parameter_and_no_slash_redirects_without_it(base: str) -> None:
+    status, headers, _ = fetch(base + "blog;jsessionid=ABC")
+    assert (status, headers["Location"]) == (301, "/blog/")
+
+
 @pytest.mark.parametrize(
     ("path", "status", "location"),
     [
