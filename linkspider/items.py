@@ -9,9 +9,14 @@ columns must stay in step with this file.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from linkspider.extract import PageContent
 
 SCHEMA_VERSION = "1"
 
@@ -113,3 +118,23 @@ class SkipRecord(dict[str, Any]):
     """One URL that was not recorded as a page, and why (a row of ``skipped/``)."""
 
     table = "skipped"
+
+
+@dataclass
+class CrawledPage:
+    """An HTML page the spider fetched and parsed; the pipelines turn it into rows.
+
+    ``targets[i]`` is the canonical URL of ``content.links[i]`` (None when the
+    link is not http(s)): the spider canonicalises each link once, to decide
+    what to follow, and the link rows reuse it.
+    """
+
+    url: str  # canonical URL (the page identity)
+    fetched_url: str  # the URL the response came from
+    status: int
+    content: PageContent
+    targets: list[str | None]
+    depth: int | None  # clicks from the start page; None when found through a sitemap
+    found_by: str  # one of FOUND_BY
+    fetched_at: datetime
+    internal: list[bool] = field(default_factory=list)  # targets[i] is on the start URL's origin

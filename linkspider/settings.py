@@ -5,6 +5,12 @@ from __future__ import annotations
 BOT_NAME = "linkspider"
 SPIDER_MODULES = ["linkspider.spiders"]
 NEWSPIDER_MODULE = "linkspider.spiders"
+# `scrapy crawl` that answers a bad spider argument with one line and exit status 2.
+COMMANDS_MODULE = "linkspider.commands"
+ITEM_PIPELINES = {
+    "linkspider.pipelines.PageRowsPipeline": 300,  # crawled page -> pages row + links rows
+    "linkspider.pipelines.PartWriterPipeline": 800,  # rows -> Parquet part files
+}
 
 # --- linkspider options -----------------------------------------------------
 LINKSPIDER_OUTPUT = "data/crawl"  # crawl directory (pages/, links/, skipped/); -a out= overrides

@@ -1,0 +1,1 @@
+"""Scrapy commands of linkspider (COMMANDS_MODULE): ``crawl`` validates spider arguments first."""

@@ -1,0 +1,152 @@
+"""Item pipelines: crawled pages become rows, rows become Parquet part files.
+
+``PageRowsPipeline`` turns each :class:`~linkspider.items.CrawledPage` the
+spider yields into one ``pages`` row and its ``links`` rows (thin flag, content
+hash, counts in ``crawler.stats``). ``PartWriterPipeline`` writes rows of the
+three tables through one :class:`~linkspider.parquet.PartWriter` each, under
+``LINKSPIDER_OUTPUT`` (``-a out=``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from linkspider.extract import content_hash
+from linkspider.items import TABLES, CrawledPage, LinkRecord, PageRecord, SkipRecord
+from linkspider.parquet import PartWriter
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class PageRows:
+    """The rows one crawled page adds: its ``pages`` row and its ``links`` rows."""
+
+    page: PageRecord
+    links: list[LinkRecord]
+
+
+class PageRowsPipeline:
+    """CrawledPage -> PageRows; counts pages, links and skipped URLs in the stats."""
+
+    def __init__(self, stats: StatsCollector, thin_words: int) -> None:
+        self.stats = stats
+        self.thin_words = thin_words
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageRowsPipeline:
+        return cls(crawler.stats, crawler.settings.getint("LINKSPIDER_THIN_WORDS"))
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, CrawledPage):
+            rows = page_rows(item, self.thin_words)
+            self.stats.inc_value("linkspider/pages")
+            self.stats.inc_value("linkspider/links", len(rows.links))
+            return rows
+        if isinstance(item, SkipRecord):
+            self.stats.inc_value(f"linkspider/skipped/{item['reason']}")
+        return item
+
+
+def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
+    """The ``pages`` row and ``links`` rows of one crawled page (without the job column)."""
+    c = page.content
+    row = PageRecord(
+        url=page.url,
+        fetched_url=page.fetched_url,
+        status=page.status,
+        title=c.title,
+        meta_description=c.meta_description,
+        h1=c.h1,
+        headings=c.headings,
+        text=c.text,
+        word_count=c.word_count,
+        lang=c.lang,
+        canonical=c.canonical,
+        published=c.published,
+        modified=c.modified,
+        noindex=c.noindex,
+        nofollow=c.nofollow,
+        thin=c.word_count < thin_words,
+        depth=page.depth,
+        found_by=page.found_by,
+        content_hash=content_hash(c.text),
+        fetched_at=page.fetched_at,
+    )
+    links = []
+    internal = page.internal
+    for i, (link, target) in enumerate(zip(c.links, page.targets, strict=True)):
+        if target is None:
+            continue
+        links.append(
+            LinkRecord(
+                source_url=page.url,
+                target_url=target,
+                anchor_text=link.anchor_text,
+                position=link.position,
+                nofollow=link.nofollow,
+                internal=internal[i] if internal else None,
+                fetched_at=page.fetched_at,
+            )
+        )
+    return PageRows(row, links)
+
+
+class PartWriterPipeline:
+    """Writes pages, links and skipped rows as Parquet part files (one writer per table)."""
+
+    def __init__(self, crawler: Crawler, out: str, flush_rows: int) -> None:
+        self.crawler = crawler
+        self.out = Path(out)
+        self.flush_rows = flush_rows
+        self.writers: dict[str, PartWriter] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PartWriterPipeline:
+        flush_rows = crawler.settings.getint("LINKSPIDER_FLUSH_ROWS")
+        if flush_rows < 1:
+            raise ValueError(f"LINKSPIDER_FLUSH_ROWS must be >= 1, got {flush_rows}")
+        return cls(crawler, crawler.settings.get("LINKSPIDER_OUTPUT"), flush_rows)
+
+    def _writer(self, table: str) -> PartWriter:
+        writer = self.writers.get(table)
+        if writer is None:
+            job = getattr(self.crawler.spider, "job", None) or "crawl"
+            writer = PartWriter(self.out / table, TABLES[table], job, flush_rows=self.flush_rows)
+            self.writers[table] = writer
+        return writer
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageRows):
+            pages = self._writer("pages")
+            job = pages.job
+            item.page["job"] = job
+            pages.add(item.page)
+            if item.links:
+                links = self._writer("links")
+                for link in item.links:
+                    link["job"] = job
+                links.add_many(item.links)
+        elif isinstance(item, SkipRecord):
+            skipped = self._writer("skipped")
+            item["job"] = skipped.job
+            skipped.add(item)
+        return item
+
+    def close_spider(self) -> None:
+        for table, writer in self.writers.items():
+            writer.close()
+            logger.info(
+                "linkspider: %d %s rows in %d part files under %s",
+                writer.rows_written,
+                table,
+                len(writer.parts),
+                writer.directory,
+            )

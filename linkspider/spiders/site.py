@@ -1,0 +1,398 @@
+"""The ``site`` spider: crawl one site breadth-first and record its pages, links and skips.
+
+``scrapy crawl site -a start=URL [-a out=DIR] [-a max_pages=N] [-a scope=host|path]
+[-a render=0|1] [-a job=ID]``
+
+- Requests are made for canonical URLs (``urls.canonical_url``); parameter and
+  pagination URLs are recorded in ``skipped`` once and never fetched.
+- Scope is the start URL's origin (scheme, host, port), or its path with
+  ``scope=path``; ``allowed_domains`` is not used (it ignores ports).
+- Redirects are handled here, not by Scrapy's middleware, so that the old URL is
+  recorded as a ``redirect`` alias of the new one and the new one is fetched
+  once, through the dupefilter, like any other URL. Redirects to another host
+  are recorded as ``offsite`` and not followed.
+- A page declaring another canonical URL is recorded as ``canonicalised``, its
+  links are followed and the canonical URL is scheduled.
+- When the link crawl drains, robots.txt Sitemap lines and /sitemap.xml seed
+  the pages no link reached (``found_by='sitemap'``, ``depth`` null).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import (
+    CloseSpider,
+    DontCloseSpider,
+    DownloadCancelledError,
+    IgnoreRequest,
+    StopDownload,
+)
+from scrapy.http import HtmlResponse
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+
+from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
+from linkspider.extract import extract_page
+from linkspider.items import CrawledPage, SkipRecord
+from linkspider.urls import UrlPolicy, canonical_url, in_scope, same_origin, skip_reason
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+META = "linkspider"  # request.meta key of the spider's own bookkeeping
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def url_policy(settings: BaseSettings) -> UrlPolicy:
+    """The URL policy from the LINKSPIDER_* settings."""
+    return UrlPolicy(
+        keep_params=frozenset(settings.getlist("LINKSPIDER_KEEP_PARAMS")),
+        tracking_params=frozenset(settings.getlist("LINKSPIDER_TRACKING_PARAMS")),
+        pagination_patterns=tuple(settings.getlist("LINKSPIDER_PAGINATION_PATTERNS")),
+        trailing_slash=settings.get("LINKSPIDER_TRAILING_SLASH"),
+    )
+
+
+def new_job_id() -> str:
+    """A job id for a crawl started without one: UTC time and a random suffix."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def is_html(content_type: str) -> bool:
+    """True for an HTML or XHTML Content-Type header value."""
+    return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
+
+
+class SiteSpider(Spider):
+    """Crawl the site of ``-a start=URL`` and record pages, links and skipped URLs."""
+
+    name = "site"
+
+    @classmethod
+    def check_arguments(cls, spargs: dict[str, Any], settings: BaseSettings) -> CrawlArguments:
+        """Validated arguments, defaults from settings; raises ArgumentError (one line)."""
+        arguments = parse_arguments(
+            spargs,
+            default_out=settings.get("LINKSPIDER_OUTPUT") or "data/crawl",
+            default_max_pages=settings.getint("LINKSPIDER_MAX_PAGES"),
+            default_scope=settings.get("LINKSPIDER_SCOPE") or "host",
+            default_render=settings.getbool("LINKSPIDER_RENDER_JS"),
+        )
+        try:
+            url_policy(settings)
+        except ValueError as exc:
+            raise ArgumentError(f"bad URL policy setting: {exc}") from None
+        chromium = settings.get("LINKSPIDER_CHROMIUM_PATH")
+        if arguments.render and not Path(chromium).is_file():
+            raise ArgumentError(
+                f"render=1 needs Chromium at {chromium} (install it or set LINKSPIDER_CHROMIUM_PATH)"
+            )
+        return arguments
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
+        arguments = cls.check_arguments(kwargs, crawler.settings)
+        settings = crawler.settings
+        settings.set("LINKSPIDER_OUTPUT", arguments.out, priority="cmdline")
+        settings.set("LINKSPIDER_MAX_PAGES", arguments.max_pages, priority="cmdline")
+        if arguments.render:
+            handlers = {"http": PLAYWRIGHT_HANDLER, "https": PLAYWRIGHT_HANDLER}
+            settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
+            settings.set(
+                "PLAYWRIGHT_LAUNCH_OPTIONS",
+                {
+                    "executable_path": settings.get("LINKSPIDER_CHROMIUM_PATH"),
+                    "args": CHROMIUM_ARGS,
+                    "headless": True,
+                },
+                priority="spider",
+            )
+            settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
+        spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"))
+        spider._set_crawler(crawler)
+        crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.on_headers, signal=signals.headers_received)
+        return spider
+
+    def __init__(self, arguments: CrawlArguments, policy: UrlPolicy, sitemaps: bool = True) -> None:
+        # Spider arguments are not set as attributes: ``start`` would hide start().
+        super().__init__()
+        self.arguments = arguments
+        self.policy = policy
+        self.sitemaps = sitemaps
+        self.start_url = canonical_url(arguments.start, policy)
+        self.scope = arguments.scope
+        self.max_pages = arguments.max_pages
+        self.render = arguments.render
+        self.seen: set[str] = set()  # URLs scheduled by this process (the dupefilter has the rest)
+        self._job: str | None = arguments.job
+        self._restored = False
+        self.skipped_seen: set[str] = set()  # URLs recorded in skipped before fetching
+        self.page_count = 0  # pages recorded (persisted across resumes)
+        self.sitemaps_seeded = False
+
+    # --- job id and resume state ----------------------------------------------
+
+    def _restore(self) -> dict[str, Any]:
+        """Share counters with ``self.state`` (set by Scrapy's SpiderState with JOBDIR)."""
+        state: dict[str, Any] = getattr(self, "state", None)
+        if state is None:
+            return {}
+        if not self._restored:
+            self._restored = True
+            self.skipped_seen |= state.get("skipped_seen", set())
+            state["skipped_seen"] = self.skipped_seen
+            self.page_count = max(self.page_count, state.get("page_count", 0))
+        state["page_count"] = self.page_count
+        return state
+
+    @property
+    def job(self) -> str:
+        """The job id: -a job= or Scrapyd's _job, else the one saved in JOBDIR, else a new one."""
+        if self._job is None:
+            state = self._restore()
+            self._job = state.get("job") or new_job_id()
+        state = self._restore()
+        if state is not None:
+            state.setdefault("job", self._job)
+        return self._job
+
+    # --- requests -------------------------------------------------------------
+
+    async def start(self) -> AsyncIterator[Any]:
+        self._restore()
+        logger.info("linkspider: crawling %s (scope %s), job %s", self.start_url, self.scope, self.job)
+        self.seen.add(self.start_url)
+        # Not dont_filter: a resumed crawl or a shared (Redis) dupefilter drops it when seen.
+        yield self.page_request(self.start_url, found_by="start", depth=0, from_url=None)
+
+    def page_request(self, url: str, *, found_by: str, depth: int | None, from_url: str | None) -> Request:
+        """The request for one page (canonical URL) and the bookkeeping it carries."""
+        meta: dict[str, Any] = {
+            META: {"url": url, "found_by": found_by, "depth": depth, "from": from_url},
+            "dont_redirect": True,
+        }
+        if self.render:
+            meta["playwright"] = True
+        return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta)
+
+    def consider(
+        self, url: str, *, from_url: str | None, found_by: str, depth: int | None
+    ) -> Request | SkipRecord | None:
+        """A request for ``url`` (canonical), a skip record, or None (seen, or another site)."""
+        if url in self.seen or url in self.skipped_seen:
+            return None
+        if not in_scope(url, self.start_url, self.scope):
+            if self.scope == "path" and same_origin(url, self.start_url):
+                return self.skip_once(url, "out_of_scope", from_url=from_url)
+            return None
+        reason = skip_reason(url, self.policy)
+        if reason is not None:
+            return self.skip_once(url, reason, from_url=from_url)
+        self.seen.add(url)
+        return self.page_request(url, found_by=found_by, depth=depth, from_url=from_url)
+
+    def skip_once(
+        self, url: str, reason: str, *, from_url: str | None, detail: str | None = None
+    ) -> SkipRecord:
+        """A skip record for a URL not fetched; later links to it are ignored."""
+        self.skipped_seen.add(url)
+        return self.skip(url, reason, from_url=from_url, detail=detail)
+
+    @staticmethod
+    def skip(
+        url: str,
+        reason: str,
+        *,
+        from_url: str | None = None,
+        alias_of: str | None = None,
+        detail: str | None = None,
+    ) -> SkipRecord:
+        return SkipRecord(
+            url=url,
+            reason=reason,
+            from_url=from_url,
+            alias_of=alias_of,
+            detail=detail,
+            fetched_at=datetime.now(UTC),
+        )
+
+    def canonical(self, url: str) -> str | None:
+        """Canonical form of an absolute http(s) URL; None for other schemes."""
+        if not url.startswith(("http://", "https://", "HTTP://", "HTTPS://")):
+            return None
+        return canonical_url(url, self.policy)
+
+    # --- responses --------------------------------------------------------------
+
+    def on_headers(self, headers: Any, body_length: int, request: Request, spider: Spider) -> None:
+        """Stop downloading the body of a page request that is not HTML (PDFs, images …)."""
+        if META not in request.meta:
+            return
+        ctype = headers.get(b"Content-Type")
+        if ctype and not is_html(ctype.decode("latin-1")):
+            raise StopDownload(fail=False)
+
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        info = response.meta[META]
+        url: str = info["url"]
+        status = response.status
+        if 300 <= status < 400 and b"Location" in response.headers:
+            yield from self.redirected(response, info, response.urljoin(
+                response.headers[b"Location"].decode("latin-1")
+            ))
+            return
+        if status >= 300:
+            yield self.skip(url, "http_error", from_url=info["from"], detail=str(status))
+            return
+        ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        if not (is_html(ctype) if ctype else isinstance(response, HtmlResponse)):
+            yield self.skip(url, "not_html", from_url=info["from"], detail=ctype or "no Content-Type")
+            return
+        final = self.canonical(response.url)
+        if final is not None and final != url:  # a browser (render=1) followed a redirect
+            yield from self.redirected(response, info, response.url)
+            return
+        state = self._restore()
+        if self.max_pages and self.page_count >= self.max_pages:
+            self.crawler.stats.inc_value("linkspider/over_cap")
+            return
+        content = extract_page(response.text, response.url)
+        targets = [self.canonical(link.url) for link in content.links]
+        depth = info["depth"]
+        child_depth = None if depth is None else depth + 1
+        declared = self.canonical(content.canonical) if content.canonical else None
+        canonicalised = declared is not None and declared != url
+        follow: list[Any] = []
+        if not content.nofollow:
+            for target in targets:
+                if target is not None:
+                    nxt = self.consider(target, from_url=url, found_by="link", depth=child_depth)
+                    if nxt is not None:
+                        follow.append(nxt)
+        if canonicalised:
+            yield self.skip(url, "canonicalised", from_url=info["from"], alias_of=declared)
+            nxt = self.consider(declared, from_url=url, found_by=info["found_by"], depth=depth)
+            if nxt is not None:
+                yield nxt
+            yield from follow
+            return
+        self.page_count += 1
+        state["page_count"] = self.page_count
+        yield CrawledPage(
+            url=url,
+            fetched_url=response.url,
+            status=status,
+            content=content,
+            targets=targets,
+            internal=[t is not None and same_origin(t, url) for t in targets],
+            depth=depth,
+            found_by=info["found_by"],
+            fetched_at=datetime.now(UTC),
+        )
+        if self.max_pages and self.page_count >= self.max_pages:
+            raise CloseSpider("max_pages")
+        yield from follow
+
+    def redirected(self, response: Response, info: dict[str, Any], location: str) -> Iterable[Any]:
+        """Record ``info['url']`` as an alias of where it redirects, and follow it on this site."""
+        url = info["url"]
+        target = self.canonical(location)
+        detail = f"{response.status} to {location}"
+        if target is None or not same_origin(target, self.start_url):
+            yield self.skip(url, "offsite", from_url=info["from"], alias_of=target, detail=detail)
+            return
+        yield self.skip(url, "redirect", from_url=info["from"], alias_of=target, detail=detail)
+        # Fetched like any other URL: the dupefilter makes sure it is recorded once.
+        nxt = self.consider(target, from_url=url, found_by=info["found_by"], depth=info["depth"])
+        if nxt is not None:
+            yield nxt
+
+    def on_error(self, failure: Failure) -> Iterator[SkipRecord]:
+        """Record a page request that failed: robots.txt, size limit or download error."""
+        request: Request = failure.request  # type: ignore[attr-defined]
+        info = request.meta.get(META)
+        if info is None:
+            return
+        message = str(failure.value)
+        if failure.check(IgnoreRequest) and "robots.txt" in message:
+            reason = "robots"
+        elif failure.check(DownloadCancelledError) and "max size" in message:
+            reason = "too_large"
+        else:
+            reason = "error"
+        detail = f"{type(failure.value).__name__}: {message}"[:300]
+        yield self.skip(info["url"], reason, from_url=info["from"], detail=detail)
+
+    # --- sitemaps -------------------------------------------------------------------
+
+    def on_idle(self) -> None:
+        """When the link crawl has drained, seed from robots.txt Sitemap lines and /sitemap.xml."""
+        if not self.sitemaps or self.sitemaps_seeded:
+            return
+        self.sitemaps_seeded = True
+        parts = urlsplit(self.start_url)
+        root = f"{parts.scheme}://{parts.netloc}"
+        engine = self.crawler.engine
+        errback = self.on_sitemap_error
+        meta = {"dont_obey_robotstxt": True}
+        engine.crawl(Request(f"{root}/robots.txt", callback=self.parse_robots, errback=errback, meta=meta))
+        engine.crawl(Request(f"{root}/sitemap.xml", callback=self.parse_sitemap, errback=errback))
+        raise DontCloseSpider
+
+    def parse_robots(self, response: Response) -> Iterator[Request]:
+        if response.status != 200:
+            return
+        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
+            yield from self.sitemap_request(url)
+
+    def sitemap_request(self, url: str) -> Iterator[Request]:
+        if same_origin(url, self.start_url):
+            yield Request(url, callback=self.parse_sitemap, errback=self.on_sitemap_error)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        if response.status != 200:
+            return
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gunzip(body, max_size=self.crawler.settings.getint("DOWNLOAD_MAXSIZE"))
+            except (OSError, ValueError) as exc:
+                logger.warning("linkspider: unreadable gzip sitemap %s: %s", response.url, exc)
+                return
+        try:
+            sitemap = Sitemap(body)
+        except Exception as exc:  # lxml raises several kinds on broken XML
+            logger.warning("linkspider: unreadable sitemap %s: %s", response.url, exc)
+            return
+        self.crawler.stats.inc_value("linkspider/sitemaps")
+        for entry in sitemap:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            if sitemap.type == "sitemapindex":
+                yield from self.sitemap_request(response.urljoin(loc))
+            elif sitemap.type == "urlset":
+                target = self.canonical(response.urljoin(loc))
+                if target is not None:
+                    nxt = self.consider(target, from_url=response.url, found_by="sitemap", depth=None)
+                    if nxt is not None:
+                        yield nxt
+
+    def on_sitemap_error(self, failure: Failure) -> None:
+        logger.info("linkspider: no sitemap at %s (%s)", failure.request.url, failure.value)  # type: ignore[attr-defined]
