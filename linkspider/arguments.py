@@ -70,6 +70,8 @@ def _start_url(value: object) -> str:
     if value is None or not str(value).strip():
         raise ArgumentError("missing start URL: pass -a start=https://example.com/")
     url = str(value).strip()
+    if any(c.isspace() or ord(c) < 32 for c in url):
+        raise ArgumentError(f"start URL must not contain spaces or line breaks: {_one_line(url)}")
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
         raise ArgumentError(f"start URL must be http or https, got {_one_line(url)!s}")

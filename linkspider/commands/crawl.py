@@ -2,8 +2,9 @@
 
 A spider that defines ``check_arguments(spargs, settings)`` (a classmethod that
 raises ``ArgumentError``) gets a bad argument answered with one line on stderr
-and exit status 2, instead of a traceback from inside Twisted. Scrapyd runs
-``scrapy crawl`` through the same command line, so its jobs get the same check.
+and exit status 2, before any logging or Twisted start-up, instead of a
+traceback. Scrapyd runs ``scrapy crawl`` through the same command line, so its
+jobs get the same check.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.spiderloader import get_spider_loader
 
 from linkspider.arguments import ArgumentError
 
@@ -22,18 +24,19 @@ if TYPE_CHECKING:
 class Command(ScrapyCrawlCommand):
     """Scrapy's crawl command with argument validation up front."""
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if len(args) == 1 and self.crawler_process is not None:
-            try:
-                spider_cls = self.crawler_process.spider_loader.load(args[0])
-            except KeyError:
-                spider_cls = None
-            check = getattr(spider_cls, "check_arguments", None)
-            if check is not None:
-                try:
-                    check(opts.spargs, self.settings)
-                except ArgumentError as exc:
-                    print(f"scrapy crawl {args[0]}: error: {exc}", file=sys.stderr)
-                    self.exitcode = 2
-                    return
-        super().run(args, opts)
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)  # parses -a NAME=VALUE into opts.spargs
+        if len(args) != 1 or self.settings is None:
+            return
+        try:
+            spider_cls = get_spider_loader(self.settings).load(args[0])
+        except KeyError:
+            return  # Scrapy answers an unknown spider name itself
+        check = getattr(spider_cls, "check_arguments", None)
+        if check is None:
+            return
+        try:
+            check(opts.spargs, self.settings)
+        except ArgumentError as exc:
+            print(f"scrapy crawl {args[0]}: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
