@@ -26,6 +26,15 @@ LINKSPIDER_SITEMAPS = True  # also seed from robots.txt Sitemap lines and /sitem
 LINKSPIDER_RENDER_JS = False  # render pages with scrapy-playwright (-a render=1)
 LINKSPIDER_CHROMIUM_PATH = "/usr/bin/chromium"  # browser used when rendering
 
+# --- one crawl on several workers (linkspider/distributed.py) -------------------
+# Set LINKSPIDER_REDIS_URL (-s, or Scrapyd's -d setting=) and every crawl started
+# with it shares one frontier and seen-set in Redis (scrapy-redis); off when empty.
+ADDONS = {"linkspider.distributed.SharedCrawl": 100}
+LINKSPIDER_REDIS_URL = ""  # e.g. redis://10.0.0.5:6379/0
+LINKSPIDER_REDIS_CRAWL = ""  # name of the shared crawl; "" = "<spider>:<host>[:port]" of the start URL
+LINKSPIDER_REDIS_IDLE_CLOSE = 10.0  # seconds all workers must be idle with an empty queue before they stop
+LINKSPIDER_REDIS_WORKER_TTL = 30.0  # seconds without a heartbeat after which a worker counts as gone
+
 # --- politeness and safety ----------------------------------------------------
 USER_AGENT = "linkspider/0.1 (+https://github.com/linkspider/linkspider; internal-link audit)"
 ROBOTSTXT_OBEY = True
