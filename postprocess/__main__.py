@@ -1,0 +1,3 @@
+from postprocess.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""Candidate pairs from the index, the filters, the caps and the ranking.
+
+Filters, in order: self, pages that cannot be targets (thin, noindex, non-2xx),
+pairs across languages, pairs already linked, similarity below ``min_score``,
+similarity above ``max_similarity`` (near duplicates: cannibalisation report).
+Then the survivors are ranked by score and taken greedily, best first, while the
+source has fewer than ``per_source`` and the target fewer than ``per_target``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from postprocess import scoring
+from postprocess.embed import Embeddings
+from postprocess.index import PageIndex
+from postprocess.load import Crawl, Link, Page
+from postprocess.options import Options
+
+
+@dataclass
+class Suggestion:
+    """One proposed link: in ``source_url``, link ``anchor`` to ``target_url``."""
+
+    source_url: str
+    target_url: str
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    rank: int = 0  # 1 = best suggestion of its source
+    anchor: str = ""
+    anchor_type: str = ""  # "text": stands in the source text; "title": shortened target title
+    context: str = ""  # the sentence the anchor stands in
+
+
+def existing_links(links: Iterable[Link], content_only: bool = False) -> set[tuple[str, str]]:
+    """(source, target) pairs already linked; only in-content links when ``content_only``."""
+    return {(link.source_url, link.target_url) for link in links
+            if not content_only or link.position == "content"}
+
+
+def inbound_counts(crawl: Crawl) -> Counter[str]:
+    """Distinct other pages linking to each URL (any position)."""
+    pairs = {(link.source_url, link.target_url) for link in crawl.links if link.source_url != link.target_url}
+    return Counter(target for _, target in pairs)
+
+
+def target_exclusion(page: Page) -> str | None:
+    """Why a page may not receive suggestions (None: it may)."""
+    if not 200 <= page.status < 300:
+        return "target_status"
+    if page.noindex:
+        return "target_noindex"
+    if page.thin:
+        return "target_thin"
+    return None
+
+
+def source_exclusion(page: Page, options: Options) -> str | None:
+    """Why a page may not give suggestions (None: it may). Thin sources only with the option."""
+    if not 200 <= page.status < 300:
+        return "source_status"
+    if not page.text.strip():
+        return "source_no_text"
+    if options.exclude_thin_sources and page.thin:
+        return "source_thin"
+    return None
+
+
+def pair_rejection(source: Page, target: Page, similarity: float, linked: set[tuple[str, str]],
+                   options: Options) -> str | None:
+    """Why a pair is not suggested, or None; ``near_duplicate`` pairs go to cannibalisation."""
+    if source.url == target.url:
+        return "self"
+    reason = target_exclusion(target)
+    if reason:
+        return reason
+    if (not options.allow_cross_language and source.lang and target.lang
+            and source.lang.split("-")[0].lower() != target.lang.split("-")[0].lower()):
+        return "cross_language"
+    if (source.url, target.url) in linked:
+        return "already_linked"
+    if similarity < options.min_score:
+        return "below_min_score"
+    if similarity > options.max_similarity:
+        return "near_duplicate"
+    return None
+
+
+def apply_caps(ranked: Iterable[Suggestion], per_source: int, per_target: int) -> list[Suggestion]:
+    """Take suggestions best first while source and target are under their caps; set ``rank``."""
+    given: Counter[str] = Counter()
+    received: Counter[str] = Counter()
+    kept: list[Suggestion] = []
+    for s in ranked:
+        if given[s.source_url] >= per_source or received[s.target_url] >= per_target:
+            continue
+        given[s.source_url] += 1
+        received[s.target_url] += 1
+        s.rank = given[s.source_url]
+        kept.append(s)
+    return kept
+
+
+def sort_key(s: Suggestion) -> tuple[float, str, str]:
+    """Score descending, then URLs, so the queue order is reproducible."""
+    return (-s.score, s.source_url, s.target_url)
+
+
+def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: str, similarity: float,
+                      linked: set[tuple[str, str]]) -> None:
+    """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
+    first, second = sorted((a, b))
+    if (first, second) not in duplicates:
+        both_ways = (first, second) in linked or (second, first) in linked
+        duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
+            "similarity": round(similarity, 6), "already_linked": float(both_ways)})
+
+
+def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
+                    options: Options) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
+    """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection."""
+    pages = {p.url: p for p in crawl.pages}
+    linked = existing_links(crawl.links, options.content_links_only)
+    all_linked = existing_links(crawl.links) if options.content_links_only else linked
+    context = scoring.ScoringContext(crawl=crawl, options=options,
+                                     reference=scoring.crawl_reference_date(crawl))
+    rejected: Counter[str] = Counter()
+    pool: list[Suggestion] = []
+    duplicates: dict[tuple[str, str], Suggestion] = {}
+    count = max(options.neighbours, options.per_source)
+    for item, url in enumerate(index.urls):
+        source = pages.get(url)
+        if source is None:
+            continue
+        reason = source_exclusion(source, options)
+        if reason:
+            rejected[reason] += 1
+            continue
+        for other, similarity in index.neighbours(item, count, options.search_k):
+            target = pages.get(index.urls[other])
+            if target is None:
+                continue
+            if similarity > options.max_similarity and source.url != target.url:
+                _record_duplicate(duplicates, source.url, target.url, similarity, all_linked)
+            reason = pair_rejection(source, target, similarity, linked, options)
+            if reason:
+                rejected[reason] += 1
+                continue
+            parts = scoring.score_parts(source, target, similarity, context)
+            pool.append(Suggestion(source.url, target.url, scoring.combine(parts, options), parts))
+    pool.sort(key=sort_key)
+    queue = apply_caps(pool, options.per_source, options.per_target)
+    rejected["over_cap"] += len(pool) - len(queue)
+    cannibal = sorted(duplicates.values(), key=sort_key)
+    return queue, cannibal, rejected

@@ -1,0 +1,232 @@
+"""``python -m postprocess [run|embed|index|rank|anchors|report|evaluate|wait] [options]``.
+
+Each stage reads the previous stage's outputs from ``--out``, so one stage can be
+rerun alone; ``run`` (the default) does them all in one process.
+
+| stage | reads | writes (in --out) |
+| --- | --- | --- |
+| embed | crawl | cache/embeddings-<model>.parquet, vectors.parquet |
+| index | vectors.parquet | index.ann, index-ids.parquet |
+| rank | crawl, vectors, index | candidates.parquet, cannibalisation.csv |
+| anchors | crawl, candidates.parquet | anchored.parquet |
+| report | crawl, anchored.parquet | suggestions.csv/.parquet, report.html, summary.json |
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from postprocess.errors import EXIT_INPUT_ERROR, PREFIX, InputError
+from postprocess.options import HELP, Options, validate
+
+STAGES = ("run", "embed", "index", "rank", "anchors", "report")
+#: Subcommands from modules other engineers own: name -> (module, add_arguments, run, common options?)
+PLUGINS: dict[str, tuple[str, str, str, bool]] = {
+    "evaluate": ("postprocess.evaluate", "add_arguments", "run", True),
+    "wait": ("postprocess.scrapyd", "add_wait_arguments", "run_wait", False),
+}
+STAGE_HELP = {
+    "run": "every stage, in order (the default)",
+    "embed": "embed every page (reusing the cache)",
+    "index": "build the Annoy index from the page vectors",
+    "rank": "find, filter and rank candidate pairs",
+    "anchors": "choose the anchor phrase and context of each suggestion",
+    "report": "write suggestions.csv/.parquet, report.html, summary.json",
+}
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """--crawl, --out, --model, --job and one option per ``Options`` field."""
+    parser.add_argument("--crawl", default="data/crawl", help="crawl directory (default %(default)s)")
+    parser.add_argument("--out", default="data/out", help="output directory (default %(default)s)")
+    parser.add_argument("--model", default=None,
+                        help="sentence-transformers model folder or cached hub name "
+                             "(default: the bundled all-MiniLM-L6-v2); never downloaded")
+    parser.add_argument("--job", default=None, help="read only the rows of this crawl job (default: all)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what each stage does")
+    defaults = Options()
+    for f in fields(Options):
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(defaults, f.name)
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, action="store_true", help=HELP[f.name])
+        else:
+            kind = str if default is None else type(default)
+            parser.add_argument(flag, dest=f.name, type=kind, default=default,
+                                help=f"{HELP[f.name]} (default %(default)s)")
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    """The Options of a parsed command line, validated."""
+    options = Options(**{f.name: getattr(args, f.name) for f in fields(Options) if hasattr(args, f.name)})
+    validate(options)
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m postprocess",
+        description="Turn a crawl (Parquet) into a ranked review queue of internal-link suggestions.")
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(STAGES + tuple(PLUGINS)) + "}")
+    for name in STAGES:
+        stage = sub.add_parser(name, help=STAGE_HELP[name], conflict_handler="resolve")
+        add_common_arguments(stage)
+    for name, (module, add, _, common) in PLUGINS.items():
+        if importlib.util.find_spec(module) is None:
+            continue
+        plugin = sub.add_parser(name, help=f"see {module}", conflict_handler="resolve")
+        if common:
+            add_common_arguments(plugin)
+        getattr(importlib.import_module(module), add)(plugin)
+    return parser
+
+
+@dataclass
+class Session:
+    """One command's state: parsed options, and what earlier stages left in memory."""
+
+    args: argparse.Namespace
+    options: Options
+    out: Path
+    timings: dict[str, float] = field(default_factory=dict)
+    crawl: object = None
+    model: object = None
+    embeddings: object = None
+    index: object = None
+    rows: object = None
+    cannibal: object = None
+    rejected: object = None
+
+    def timed(self, name: str, fn: Callable[[], object]) -> object:
+        started = time.perf_counter()
+        value = fn()
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+        return value
+
+    def get_crawl(self):  # noqa: ANN201 - Crawl
+        if self.crawl is None:
+            from postprocess.load import load_crawl, require_linkable
+
+            self.crawl = self.timed("load", lambda: load_crawl(self.args.crawl, self.args.job))
+            require_linkable(self.crawl)
+        return self.crawl
+
+
+def stage_embed(s: Session) -> None:
+    from postprocess.embed import embed_pages, load_model, save_vectors
+
+    crawl = s.get_crawl()
+    s.model = s.timed("model", lambda: load_model(s.args.model, s.options.prefix))
+    s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache"))
+    save_vectors(s.out / "vectors.parquet", s.embeddings)
+    st = s.embeddings.stats
+    logging.getLogger("postprocess").info("embedded %s pages, %s from the cache", st["embedded_pages"],
+                                          st["cached_pages"])
+
+
+def stage_index(s: Session) -> None:
+    from postprocess.embed import read_vectors
+    from postprocess.index import build_index, save_index
+
+    if s.embeddings is None:
+        s.embeddings = read_vectors(s.out / "vectors.parquet")
+    emb = s.embeddings
+    s.index = s.timed("index", lambda: build_index(emb.urls, emb.vectors, s.options.trees))
+    save_index(s.index, s.out)
+
+
+def stage_rank(s: Session) -> None:
+    from postprocess.candidates import find_candidates
+    from postprocess.embed import read_vectors
+    from postprocess.index import load_index
+    from postprocess.report import write_cannibalisation, write_parquet
+
+    crawl = s.get_crawl()
+    if s.embeddings is None:
+        s.embeddings = read_vectors(s.out / "vectors.parquet")
+    if s.index is None:
+        s.index = load_index(s.out)
+    s.rows, s.cannibal, s.rejected = s.timed(
+        "rank", lambda: find_candidates(crawl, s.embeddings, s.index, s.options))
+    write_parquet(s.out / "candidates.parquet", s.rows)
+    write_cannibalisation(s.out, s.cannibal, crawl)
+
+
+def stage_anchors(s: Session) -> None:
+    from postprocess.anchors import add_anchors
+    from postprocess.report import read_suggestions, write_parquet
+
+    crawl = s.get_crawl()
+    if s.rows is None:
+        s.rows = read_suggestions(s.out / "candidates.parquet")
+    s.timed("anchors", lambda: add_anchors(crawl, s.rows))
+    write_parquet(s.out / "anchored.parquet", s.rows)
+
+
+def stage_report(s: Session) -> None:
+    from postprocess import report
+
+    crawl = s.get_crawl()
+    if s.rows is None:
+        s.rows = report.read_suggestions(s.out / "anchored.parquet")
+    if s.cannibal is None:
+        s.cannibal = []
+    started = time.perf_counter()
+    report.write_suggestions(s.out, s.rows, crawl)
+    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected)
+    if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
+        figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
+    report.write_html(s.out, crawl, s.rows, figures)
+    s.timings["report"] = time.perf_counter() - started
+    figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
+    report.write_summary(s.out, figures)
+    print(report.format_summary(figures), flush=True)
+
+
+RUNNERS: dict[str, tuple[Callable[[Session], None], ...]] = {
+    "run": (stage_embed, stage_index, stage_rank, stage_anchors, stage_report),
+    "embed": (stage_embed,),
+    "index": (stage_index,),
+    "rank": (stage_rank,),
+    "anchors": (stage_anchors,),
+    "report": (stage_report,),
+}
+
+
+def _with_default_command(argv: Sequence[str]) -> list[str]:
+    argv = list(argv)
+    known = set(STAGES) | set(PLUGINS)
+    if not argv or (argv[0] not in known and argv[0] not in ("-h", "--help")):
+        return ["run", *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, run the stages; bad input is one line on stderr, exit 2."""
+    argv = _with_default_command(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+                        format="%(name)s: %(message)s", stream=sys.stderr)
+    try:
+        if args.command in PLUGINS:
+            module, _, run, _ = PLUGINS[args.command]
+            return int(getattr(importlib.import_module(module), run)(args) or 0)
+        session = Session(args=args, options=options_from(args), out=Path(args.out))
+        for stage in RUNNERS[args.command]:
+            stage(session)
+    except InputError as exc:
+        print(PREFIX + str(exc), file=sys.stderr, flush=True)
+        return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print(PREFIX + "interrupted", file=sys.stderr, flush=True)
+        return 130
+    return 0

