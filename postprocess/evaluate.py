@@ -1,0 +1,301 @@
+"""Hidden-link evaluation: how many of the editors' own in-content links does a ranking find again?
+
+The protocol: take every (source, target) pair that the site already links in
+its main content (both ends crawled pages, no self links, pairs deduplicated),
+hide a seeded random fraction of them — all links of a hidden pair, in any
+position, so the pair is not filtered as "already linked" — and let each method
+rank suggestions from the pages and the links that are left. A hidden pair is
+*found at k* when its target stands among its source's top k suggestions.
+
+Figures per method: recall@k (share of hidden pairs found at k), MRR (mean of
+1/rank over hidden pairs, 0 when not in the ranking's top ``depth``) and anchor
+agreement: for hidden pairs found in the top 5, the share whose suggested anchor
+shares enough words with the editor's anchor text (token-set Jaccard >= 0.5;
+the overlap coefficient >= 0.5 is reported beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+#: Default share of the in-content pairs hidden.
+DEFAULT_HIDE = 0.2
+#: Default cut-offs for recall@k.
+DEFAULT_KS = (1, 5, 10)
+#: Anchor agreement is measured on hidden pairs found within this many suggestions.
+AGREEMENT_K = 5
+#: Two anchors agree when their token-set Jaccard (or overlap coefficient) reaches this.
+AGREEMENT_CUT = 0.5
+
+_WORD = re.compile(r"\w+")
+
+
+class LinkLike(Protocol):
+    """What evaluation reads from a link row."""
+
+    source_url: str
+    target_url: str
+    anchor_text: str | None
+    position: str | None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One suggestion of a method: the target, its score and the proposed anchor."""
+
+    target_url: str
+    score: float
+    anchor: str = ""
+
+
+#: A method's output: for each source page, its suggestions best first.
+Rankings = Mapping[str, Sequence[Ranked]]
+Pair = tuple[str, str]
+
+
+@dataclass
+class MethodResult:
+    """The figures of one method on one hidden set."""
+
+    method: str
+    recall: dict[int, float]
+    mrr: float
+    anchor_jaccard: float  # share of found pairs (top AGREEMENT_K) with Jaccard >= AGREEMENT_CUT
+    anchor_overlap: float  # same with the overlap coefficient
+    anchors_judged: int  # hidden pairs found in the top AGREEMENT_K
+    threshold: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def linked_pairs(links: Iterable[LinkLike], page_urls: set[str]) -> dict[Pair, list[str]]:
+    """In-content (source, target) pairs between crawled pages, no self links, with their anchor texts."""
+    pairs: dict[Pair, list[str]] = {}
+    for link in links:
+        if link.position != "content":
+            continue
+        source, target = link.source_url, link.target_url
+        if source == target or source not in page_urls or target not in page_urls:
+            continue
+        anchors = pairs.setdefault((source, target), [])
+        text = " ".join((link.anchor_text or "").split())
+        if text and text not in anchors:
+            anchors.append(text)
+    return pairs
+
+
+def hide_links(
+    links: Sequence[LinkLike], page_urls: set[str], fraction: float = DEFAULT_HIDE, seed: int = 0
+) -> tuple[list[LinkLike], dict[Pair, list[str]]]:
+    """Split ``links`` into the links a method may see and the hidden pairs (with the editors' anchors).
+
+    The sample is drawn from the sorted pairs with ``random.Random(seed)``, so the
+    same crawl, fraction and seed always hide the same pairs. Every link of a hidden
+    pair is removed, whatever its position.
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"hide fraction must be between 0 and 1, got {fraction}")
+    pairs = linked_pairs(links, page_urls)
+    ordered = sorted(pairs)
+    count = round(len(ordered) * fraction)
+    chosen = set(random.Random(seed).sample(ordered, count)) if count else set()
+    visible = [link for link in links if (link.source_url, link.target_url) not in chosen]
+    return visible, {pair: pairs[pair] for pair in ordered if pair in chosen}
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def rank_of(rankings: Rankings, source: str, target: str) -> int | None:
+    """1-based rank of ``target`` among ``source``'s suggestions, None when absent."""
+    for position, item in enumerate(rankings.get(source, ()), start=1):
+        if item.target_url == target:
+            return position
+    return None
+
+
+def recall_at_k(rankings: Rankings, hidden: Iterable[Pair], k: int) -> float:
+    """Share of hidden pairs whose target is among the source's top ``k`` suggestions."""
+    pairs = list(hidden)
+    if not pairs:
+        return 0.0
+    found = 0
+    for source, target in pairs:
+        rank = rank_of(rankings, source, target)
+        found += rank is not None and rank <= k
+    return found / len(pairs)
+
+
+def mean_reciprocal_rank(rankings: Rankings, hidden: Iterable[Pair], depth: int = 10) -> float:
+    """Mean of 1/rank over hidden pairs, counting ranks beyond ``depth`` (or absent) as 0."""
+    pairs = list(hidden)
+    if not pairs:
+        return 0.0
+    total = 0.0
+    for source, target in pairs:
+        rank = rank_of(rankings, source, target)
+        if rank is not None and rank <= depth:
+            total += 1.0 / rank
+    return total / len(pairs)
+
+
+def anchor_tokens(text: str) -> frozenset[str]:
+    """Lower-case word tokens of an anchor (punctuation and brackets dropped)."""
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def jaccard(a: str, b: str) -> float:
+    """Token-set Jaccard similarity of two anchors (0 when either has no word)."""
+    ta, tb = anchor_tokens(a), anchor_tokens(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / len(ta | tb)
+
+
+def overlap(a: str, b: str) -> float:
+    """Token-set overlap coefficient: shared words over the shorter anchor's words."""
+    ta, tb = anchor_tokens(a), anchor_tokens(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def anchor_agreement(
+    rankings: Rankings,
+    hidden: Mapping[Pair, Sequence[str]],
+    k: int = AGREEMENT_K,
+    measure: Callable[[str, str], float] = jaccard,
+    cut: float = AGREEMENT_CUT,
+) -> tuple[float, int]:
+    """Share of hidden pairs found in the top ``k`` whose suggested anchor agrees with an editor's anchor.
+
+    A pair linked several times agrees when any of its editor anchors agrees.
+    Returns (share, number of pairs judged).
+    """
+    agreed = judged = 0
+    for (source, target), editor_anchors in hidden.items():
+        for item in list(rankings.get(source, ()))[:k]:
+            if item.target_url != target:
+                continue
+            judged += 1
+            agreed += any(measure(item.anchor, anchor) >= cut for anchor in editor_anchors)
+            break
+    return (agreed / judged if judged else 0.0), judged
+
+
+def suggest_threshold(rankings: Rankings, hidden: Iterable[Pair], depth: int = 10) -> dict[str, float]:
+    """A score threshold for the site, from where the hidden links' scores fall among all suggestions.
+
+    Within each source's top ``depth`` suggestions the hidden pairs are positives and
+    the rest negatives (they are unlinked today, not necessarily wrong).
+    ``f1_cut`` is the score cut that maximises F1 of "score >= cut" against that
+    labelling; ``keep_90`` is the score above which 90% of the found hidden links lie.
+    """
+    wanted = set(hidden)
+    scored: list[tuple[float, bool]] = []
+    for source, items in rankings.items():
+        for item in items[:depth]:
+            scored.append((item.score, (source, item.target_url) in wanted))
+    positives = sorted(score for score, hit in scored if hit)
+    if not positives:
+        return {"f1_cut": math.nan, "f1": 0.0, "keep_90": math.nan, "found": 0.0}
+    scored.sort(key=lambda pair: -pair[0])
+    total_pos = len(wanted)
+    best_f1, best_cut, true_pos = 0.0, scored[0][0], 0
+    for taken, (score, hit) in enumerate(scored, start=1):
+        true_pos += hit
+        if taken < len(scored) and scored[taken][0] == score:
+            continue  # a cut sits between distinct scores
+        precision, recall = true_pos / taken, true_pos / total_pos
+        f1 = 2 * precision * recall / (precision + recall) if true_pos else 0.0
+        if f1 > best_f1:
+            best_f1, best_cut = f1, score
+    keep_90 = positives[int(math.floor(0.1 * (len(positives) - 1)))]
+    return {"f1_cut": round(best_cut, 4), "f1": round(best_f1, 4), "keep_90": round(keep_90, 4),
+            "found": float(len(positives))}
+
+
+def score_method(
+    method: str, rankings: Rankings, hidden: Mapping[Pair, Sequence[str]], ks: Sequence[int] = DEFAULT_KS
+) -> MethodResult:
+    """All figures of one method's rankings against the hidden pairs."""
+    depth = max(ks)
+    share_j, judged = anchor_agreement(rankings, hidden, measure=jaccard)
+    share_o, _ = anchor_agreement(rankings, hidden, measure=overlap)
+    return MethodResult(
+        method=method,
+        recall={k: recall_at_k(rankings, hidden, k) for k in ks},
+        mrr=mean_reciprocal_rank(rankings, hidden, depth),
+        anchor_jaccard=share_j,
+        anchor_overlap=share_o,
+        anchors_judged=judged,
+        threshold=suggest_threshold(rankings, hidden, depth),
+    )
+
+
+# --------------------------------------------------------------------------- output
+
+
+def format_table(results: Sequence[MethodResult], ks: Sequence[int] = DEFAULT_KS) -> str:
+    """A plain-text table: one row per method."""
+    head = ["method", *(f"recall@{k}" for k in ks), "MRR", "anchor agrees", "(overlap)", "threshold", "s"]
+    rows = [head]
+    for r in results:
+        rows.append([
+            r.method,
+            *(f"{r.recall[k]:.3f}" for k in ks),
+            f"{r.mrr:.3f}",
+            f"{r.anchor_jaccard:.0%} of {r.anchors_judged}",
+            f"{r.anchor_overlap:.0%}",
+            f"{r.threshold.get('f1_cut', math.nan):.3f}",
+            f"{r.seconds:.1f}",
+        ])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as JSON through a temporary name, then rename."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def result_dict(result: MethodResult) -> dict[str, Any]:
+    """JSON-friendly form of a result (recall keys as strings)."""
+    data = asdict(result)
+    data["recall"] = {str(k): v for k, v in result.recall.items()}
+    return data
+
+
+def timed(fn: Callable[[], Rankings]) -> tuple[Rankings, float]:
+    """Run ``fn`` and return its rankings with the seconds it took."""
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The evaluate subcommand's own options."""
+    parser.add_argument("--hide", type=float, default=DEFAULT_HIDE,
+                        help="share of in-content linked pairs to hide (default 0.2)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the hidden sample (default 0)")
+    parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS),
+                        help="cut-offs for recall@k (default 1 5 10)")
+    parser.add_argument("--methods", nargs="+", default=["default", "plain", "tfidf"],
+                        help="methods to compare: default plain tfidf (default all three)")
