@@ -1,11 +1,24 @@
 """Main text, metadata and link positions of an HTML page: pure functions of HTML.
 
-INTERFACE STUB — to be implemented (see docs/architecture.md).
+One lxml parse per page. Landmarks (nav, header, footer, aside) are found from
+tags, ARIA roles and — outside the page's explicit content — class and id
+names; each link takes the position of its nearest landmark. The main text is
+the content region (``<main>``, ``role=main``, a single ``<article>``, a known
+content container, else the body) with landmarks, cookie banners, skip links
+and — when no content container is marked — link-dense blocks removed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin
+
+from lxml import etree
 
 
 @dataclass
@@ -37,11 +50,528 @@ class PageContent:
     links: list[OutLink] = field(default_factory=list)
 
 
+# --- landmarks ------------------------------------------------------------------
+
+_TAG_LANDMARKS = {"nav": "nav", "aside": "aside", "header": "header", "footer": "footer"}
+_ROLE_LANDMARKS = {
+    "navigation": "nav",
+    "menu": "nav",
+    "menubar": "nav",
+    "banner": "header",
+    "contentinfo": "footer",
+    "complementary": "aside",
+}
+#: Class/id names (joined tokens) that mark the page's main content.
+_CONTENT_NAMES = frozenset(
+    {
+        "content", "main", "main content", "maincontent", "page content", "site content", "entry content",
+        "post content", "article content", "article body", "post body", "entry body", "body",
+        "yui main", "docs content", "documentwrapper", "bodywrapper",
+    }
+)
+_HEADER_NAMES = frozenset(
+    {"header", "hd", "masthead", "topbar", "site header", "global header", "main header", "top header",
+     "page header top", "siteheader"}
+)
+_REMOVED_SUBSTRINGS = ("cookie", "consent", "gdpr", "onetrust", "skip link", "skiplink", "skip to")
+_TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
+#: Elements that can be a landmark or the content container (inline elements never are).
+_CONTAINER_TAGS = ("div", "section", "ul", "ol", "dl", "table", "td", "form", "nav", "aside", "header",
+                   "footer", "main", "article", "center")
+_NOISE_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "select", "button", "textarea",
+               "object", "embed", "canvas", "map", "input", "datalist", "dialog")
+_BLOCK_TAGS = (
+    "p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote",
+    "table", "tr", "caption", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "figure",
+    "figcaption", "header", "footer", "nav", "aside", "address", "details", "summary", "form", "fieldset",
+    "legend", "center", "option",
+)
+_WS = re.compile(r"\s+")
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "sms:", "callto:", "file:", "ftp:")
+
+
+def _class_landmark(names: list[str], label: str) -> str | None:
+    """'nav', 'header', 'footer', 'aside' or 'removed' from class and id names and aria-label."""
+    if "breadcrumb" in label:
+        return "nav"
+    if not names:
+        return None
+    words = [" ".join(t for t in _TOKEN_SPLIT.split(name) if t) for name in names]
+    joined = " ".join(words)
+    if any(s in joined for s in _REMOVED_SUBSTRINGS):
+        return "removed"
+    tokens = joined.split()
+    if any(t.startswith("sidebar") or t.endswith("sidebar") or t in ("widget", "widgets", "aside")
+           for t in tokens):
+        return "aside"
+    if any(t.startswith("footer") or t in ("ft", "colophon", "copyright", "sitefooter") for t in tokens):
+        return "footer"
+    if any(w in _HEADER_NAMES for w in words):
+        return "header"
+    if any(
+        t.startswith(("nav", "menu")) or t.endswith("nav") or "breadcrumb" in t
+        or t in ("related", "pagination", "pager", "crumbs", "toolbar")
+        for t in tokens
+    ):
+        return "nav"
+    return None
+
+
+def _landmark_id(el: etree._Element) -> str | None:
+    """The id, unless it is a slug made from a heading (Sphinx sections, long ids)."""
+    id_ = el.get("id")
+    if not id_ or el.tag == "section" or "section" in (el.get("class") or "").split():
+        return None
+    return id_ if len(_TOKEN_SPLIT.split(id_.lower())) <= 3 else None
+
+
+_LABEL_CACHE: dict[tuple[str | None, str | None, str | None], str | None] = {}
+
+
+def _class_label(key: tuple[str | None, str | None, str | None]) -> str | None:
+    """Landmark label, 'content', 'removed' or None for a (class, id, aria-label) triple; cached."""
+    try:
+        return _LABEL_CACHE[key]
+    except KeyError:
+        pass
+    cls, id_, label = key
+    names = f"{cls or ''} {id_ or ''}".lower().split()
+    if any(" ".join(t for t in _TOKEN_SPLIT.split(n) if t) in _CONTENT_NAMES for n in names):
+        result: str | None = "content"
+    else:
+        result = _class_landmark(names, (label or "").lower())
+    if len(_LABEL_CACHE) > 50_000:
+        _LABEL_CACHE.clear()
+    _LABEL_CACHE[key] = result
+    return result
+
+
+class _Layout:
+    """Landmarks, the content region and link-dense blocks of one parsed page."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.root = root
+        body = root.find("body")
+        self.body = body if body is not None else root
+        self.landmarks: dict[etree._Element, str] = {}
+        self.explicit: set[etree._Element] = set()  # main, article, role=main
+        self.containers: set[etree._Element] = set()  # named content containers (#content, div.body …)
+        candidates = []
+        for el in root.iter(*_CONTAINER_TAGS):
+            tag = el.tag
+            if tag in ("main", "article"):
+                self.explicit.add(el)
+            elif tag in _TAG_LANDMARKS:
+                self.landmarks[el] = _TAG_LANDMARKS[tag]
+            role = el.get("role")
+            if role:
+                role = role.strip().lower()
+                if role in ("main", "article"):
+                    self.explicit.add(el)
+                elif role in _ROLE_LANDMARKS:
+                    self.landmarks[el] = _ROLE_LANDMARKS[role]
+            if el in self.explicit:
+                continue
+            key = (el.get("class"), _landmark_id(el), el.get("aria-label"))
+            if key == (None, None, None):
+                continue
+            label = _class_label(key)
+            if label == "content":
+                if el not in self.landmarks:
+                    self.containers.add(el)
+            elif label is not None and (label == "removed" or el not in self.landmarks):
+                candidates.append((el, label))
+        total_p = root.xpath("count(//p)")
+        for el, label in candidates:
+            # a wrapper named "has-sidebar" holding most of the page is not a sidebar
+            if label != "removed" and el.xpath("count(.//p)") > max(2.0, total_p / 2):
+                continue
+            if label != "removed" and self._inside_explicit(el):
+                continue
+            self.landmarks[el] = label
+        # a <header> inside an article or main is the article's own heading
+        for el in [e for e, lab in self.landmarks.items() if e.tag == "header" and lab == "header"]:
+            if el.get("role") is None and self._inside_explicit(el, strict=True):
+                del self.landmarks[el]
+        self.content = self._content_root()
+        self.pruned: set[etree._Element] = set()
+        if self.content is self.body:
+            self._prune(self.body, self._text_len(self.body))
+
+    def _inside_explicit(self, el: etree._Element, strict: bool = False) -> bool:
+        for anc in el.iterancestors():
+            if anc in self.explicit and (not strict or anc.tag in ("main", "article") or anc.get("role")):
+                return True
+        return False
+
+    def _content_root(self) -> etree._Element:
+        """The element the main text comes from."""
+        mains = [e for e in self.explicit if e.tag == "main" or (e.get("role") or "").lower() == "main"]
+        articles = [e for e in self.explicit if e.tag == "article"]
+        others = list(self.explicit)
+        if len(articles) > 1:
+            others = [e for e in others if e.tag != "article"]
+        for group in (mains, articles if len(articles) == 1 else [], others, list(self.containers)):
+            best = max(group, key=self._text_len, default=None)
+            if best is not None and self._text_len(best) > 0:
+                return best
+        return self.body
+
+    @staticmethod
+    def _text_len(el: etree._Element) -> int:
+        return int(el.xpath("string-length(normalize-space(.))"))
+
+    def _prune(self, el: etree._Element, total: int) -> None:
+        """Mark link-dense blocks (menus without markup) under ``el``, top-down."""
+        for child in el:
+            if not isinstance(child.tag, str) or child in self.landmarks:
+                continue
+            if child.tag in ("ul", "ol", "div", "table", "dl", "section", "p"):
+                text_len = self._text_len(child)
+                if text_len == 0:
+                    continue
+                links = child.xpath(".//a[@href]")
+                if len(links) >= 3 and text_len < total / 2:
+                    link_len = sum(len(_clean(_text(a))) for a in links)
+                    if link_len / text_len >= 0.6:
+                        self.pruned.add(child)
+                        continue
+            if len(child):
+                self._prune(child, total)
+
+    def position(self, el: etree._Element, cache: dict[etree._Element, str]) -> str:
+        """Where ``el`` stands: its nearest landmark; footers and sidebars absorb the navs in them.
+
+        A named content container (``#content``, ``div.body``) only makes 'content' of what
+        no landmark holds.
+        """
+        path = []
+        found = "other"
+        node: etree._Element | None = el
+        while node is not None:
+            if node in cache:
+                found = cache[node]
+                break
+            label = self.landmarks.get(node)
+            if label is None and node in self.pruned:
+                label = "other"
+            if label is None and node in self.explicit:
+                label = "content"
+            if label in ("nav", "header", "aside"):
+                outer = self._outer_region(node)
+                if outer == "footer" or (outer == "aside" and label == "nav"):
+                    label = outer
+            if label is not None:
+                found = "other" if label == "removed" else label
+                cache[node] = found
+                break
+            path.append(node)
+            node = node.getparent()
+        for n in reversed(path):
+            if found == "other" and (n is self.content or n in self.containers):
+                found = "content"
+            cache[n] = found
+        return found
+
+    def _outer_region(self, el: etree._Element) -> str | None:
+        for anc in el.iterancestors():
+            if anc is self.content:
+                return None
+            label = self.landmarks.get(anc)
+            if label in ("footer", "aside"):
+                return label
+        return None
+
+
+# --- metadata -------------------------------------------------------------------
+
+
+def _clean(text: str | None) -> str:
+    return _WS.sub(" ", text or "").strip()
+
+
+def _meta(root: etree._Element) -> dict[str, str]:
+    """First non-empty content of each <meta name|property|itemprop> (lower-case keys)."""
+    found: dict[str, str] = {}
+    for el in root.iter("meta"):
+        content = el.get("content")
+        if content is None or not content.strip():
+            continue
+        for attr in ("name", "property", "itemprop", "http-equiv"):
+            key = el.get(attr)
+            if key:
+                found.setdefault(key.strip().lower(), content.strip())
+    return found
+
+
+def iso_date(value: str | None) -> str | None:
+    """An ISO 8601 date or datetime from common date spellings, else None."""
+    if not value:
+        return None
+    value = value.strip()
+    candidates = [value, value.replace("Z", "+00:00").replace("z", "+00:00")]
+    if re.fullmatch(r"\d{4}/\d{2}/\d{2}", value):
+        candidates.append(value.replace("/", "-"))
+    if re.fullmatch(r"\d{8}", value):
+        candidates.insert(0, f"{value[:4]}-{value[4:6]}-{value[6:]}")
+    if re.fullmatch(r"\d{4}-\d{2}", value):
+        candidates.append(value + "-01")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?", value):
+        candidates.append(value.replace(" ", "T"))
+    for candidate in candidates:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", candidate):
+            try:
+                return datetime.strptime(candidate, "%Y-%m-%d").date().isoformat()
+            except ValueError:
+                return None
+        try:
+            return datetime.fromisoformat(candidate).isoformat()
+        except ValueError:
+            pass
+    try:
+        return parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _json_ld_dates(root: etree._Element) -> tuple[str | None, str | None]:
+    published = modified = None
+    for script in root.xpath("//script[@type]"):
+        if script.get("type", "").strip().lower() != "application/ld+json" or not script.text:
+            continue
+        try:
+            data = json.loads(script.text)
+        except ValueError:
+            continue
+        stack = [data]
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                published = published or iso_date(_str(node.get("datePublished")))
+                modified = modified or iso_date(_str(node.get("dateModified")))
+                for key in ("@graph", "mainEntity", "mainEntityOfPage"):
+                    if isinstance(node.get(key), (list, dict)):
+                        stack.append(node[key])
+    return published, modified
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+_PUBLISHED_META = ("article:published_time", "datepublished", "date", "dc.date", "dc.date.issued",
+                   "dcterms.date", "dcterms.created", "dcterms.issued", "publish_date", "pubdate")
+_MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "dcterms.modified",
+                  "dc.date.modified", "last-modified", "revised")
+
+
+def _dates(
+    root: etree._Element, meta: dict[str, str], content: etree._Element
+) -> tuple[str | None, str | None]:
+    published = next((d for k in _PUBLISHED_META if (d := iso_date(meta.get(k)))), None)
+    modified = next((d for k in _MODIFIED_META if (d := iso_date(meta.get(k)))), None)
+    if published is None or modified is None:
+        ld_published, ld_modified = _json_ld_dates(root)
+        published = published or ld_published
+        modified = modified or ld_modified
+    if published is None:
+        for scope in (content, root):
+            published = next((d for t in scope.iter("time") if (d := iso_date(t.get("datetime")))), None)
+            if published:
+                break
+    return published, modified
+
+
+def _lang(root: etree._Element, text: str) -> str | None:
+    raw = (root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang") or "").strip()
+    primary = raw.replace("_", "-").split("-")[0].lower()
+    if len(primary) == 2 and primary.isalpha():
+        return primary
+    return detect_lang(text)
+
+
+_MIN_WORDS_FOR_DETECTION = 15
+
+
+def detect_lang(text: str) -> str | None:
+    """ISO 639-1 code of ``text`` by py3langid, or None when the text is too short to tell."""
+    if len(text.split()) < _MIN_WORDS_FOR_DETECTION:
+        return None
+    import py3langid  # loads its model on first use (about a second)
+
+    return py3langid.classify(text[:3000])[0]
+
+
+# --- text -------------------------------------------------------------------------
+
+
+def _heading_text(el: etree._Element) -> str:
+    return _clean(_text(el)).rstrip("¶#").strip()
+
+
+def _main_text(layout: _Layout) -> tuple[str, list[str], str]:
+    """Main text, h2–h6 headings and the content's h1; mutates the tree."""
+    root = layout.content
+    for el in list(root.iter(*_NOISE_TAGS)):
+        _drop(el)
+    dropped = [el for el, label in layout.landmarks.items() if _within(el, root)]
+    explicit_root = layout.content is not layout.body
+    for el in dropped:
+        # notes and footnotes marked <aside> inside an article are part of the text
+        if explicit_root and layout.landmarks[el] == "aside" and el.tag == "aside":
+            continue
+        _drop(el)
+    for el in layout.pruned:
+        _drop(el)
+    for el in _HIDDEN_XPATH(root):
+        _drop(el)
+    h1 = next((t for el in root.iter("h1") if (t := _heading_text(el))), "")
+    headings = [t for el in root.iter("h2", "h3", "h4", "h5", "h6") if (t := _heading_text(el))]
+    for el in list(root.iter("pre")):  # code keeps its lines
+        code = _text(el).replace("\n", _BREAK)
+        for child in list(el):
+            el.remove(child)
+        el.text = code
+    for el in root.iter(*_BLOCK_TAGS):
+        el.tail = _BREAK + el.tail if el.tail else _BREAK
+        if el.tag != "br":
+            el.text = _BREAK + el.text if el.text else _BREAK
+    for el in root.iter("td", "th"):
+        el.tail = " " + el.tail if el.tail else " "
+    lines = (_clean(line) for line in _text(root).split(_BREAK))
+    return "\n".join(line for line in lines if line), headings, h1
+
+
+_BREAK = "\ue000"  # block boundary while the text is joined (source newlines are only spaces)
+
+
+_HIDDEN_XPATH = etree.XPath(
+    ".//*[@hidden or translate(@aria-hidden, 'TRUE', 'true') = 'true' or "
+    "(self::a and contains(concat(' ', @class, ' '), ' headerlink '))]"
+)
+
+
+def _text(el: etree._Element) -> str:
+    """All text under ``el`` (comments are removed at parse time)."""
+    return "".join(el.itertext())
+
+
+def _within(el: etree._Element, root: etree._Element) -> bool:
+    if el is root:
+        return False
+    return any(anc is root for anc in el.iterancestors())
+
+
+def _drop(el: etree._Element) -> None:
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+# --- links ------------------------------------------------------------------------
+
+
+def _anchor_text(a: etree._Element) -> str:
+    text = _clean(_text(a))
+    if text:
+        return text
+    alts = " ".join(_clean(img.get("alt")) for img in a.iter("img") if img.get("alt"))
+    return _clean(alts) or _clean(a.get("aria-label")) or _clean(a.get("title"))
+
+
+def _links(layout: _Layout, base: str) -> list[OutLink]:
+    links = []
+    cache: dict[etree._Element, str] = {}
+    for a in layout.root.iter("a"):
+        href = a.get("href")
+        if href is None:
+            continue
+        href = href.strip()
+        if not href or href.startswith("#") or href.lower().startswith(_SKIPPED_SCHEMES):
+            continue
+        try:
+            url = urljoin(base, href)
+        except ValueError:
+            continue
+        if not url.lower().startswith(("http://", "https://")):
+            continue
+        url = url.partition("#")[0]
+        rel = (a.get("rel") or "").lower().split()
+        links.append(OutLink(url, _anchor_text(a), layout.position(a, cache), "nofollow" in rel))
+    return links
+
+
+# --- the page ---------------------------------------------------------------------
+
+
+def parse_html(html: str | bytes) -> etree._Element:
+    """The lxml document of ``html`` (an empty <html> for empty or unparsable input).
+
+    Plain lxml elements (not lxml.html's): building lxml.html's element classes
+    costs more than the rest of the extraction on large pages.
+    """
+    if isinstance(html, str):
+        html, parser = html.encode("utf-8"), _UTF8_PARSER
+    else:
+        parser = _PARSER
+    root = None
+    if html.strip():
+        try:
+            root = etree.fromstring(html, parser)
+        except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+            root = None
+    if root is None or not isinstance(root.tag, str):
+        root = etree.fromstring(b"<html><body></body></html>", _PARSER)
+    return root
+
+
+_PARSER = etree.HTMLParser(remove_comments=True, remove_pis=True)
+_UTF8_PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+
+
 def extract_page(html: str | bytes, url: str) -> PageContent:
     """Parse one HTML page fetched from ``url``."""
-    raise NotImplementedError
+    root = parse_html(html)
+    page = PageContent()
+    page.title = _clean(root.findtext(".//title"))
+    meta = _meta(root)
+    page.meta_description = _clean(meta.get("description") or meta.get("og:description"))
+    robots = ",".join(meta.get(k, "") for k in ("robots", "googlebot")).lower()
+    directives = {d.strip() for d in robots.split(",")}
+    page.noindex = bool(directives & {"noindex", "none"})
+    page.nofollow = bool(directives & {"nofollow", "none"})
+
+    base_el = root.find(".//base[@href]")
+    base = url
+    if base_el is not None and base_el.get("href", "").strip():
+        base = urljoin(url, base_el.get("href").strip())
+    for link in root.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split() and (link.get("href") or "").strip():
+            page.canonical = urljoin(base, link.get("href").strip()).partition("#")[0]
+            break
+
+    layout = _Layout(root)
+    page.links = _links(layout, base)
+    page.published, page.modified = _dates(root, meta, layout.content)
+    page.text, page.headings, page.h1 = _main_text(layout)
+    if not page.h1:
+        page.h1 = next((t for el in root.iter("h1") if (t := _heading_text(el))), "")
+    page.word_count = len(page.text.split())
+    page.lang = _lang(root, page.text)
+    return page
 
 
 def content_hash(text: str) -> str:
-    """Stable hash of the main text (sha1 hex)."""
-    raise NotImplementedError
+    """Stable hash of the main text (sha1 hex), blind to whitespace and case changes."""
+    return hashlib.sha1(_clean(text).lower().encode("utf-8")).hexdigest()
+
