@@ -29,13 +29,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import redis
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import task
 
@@ -114,6 +117,18 @@ def _start_url(spider: Spider | None) -> str | None:
     return None
 
 
+def redis_problem(url: str, timeout: float = 5.0) -> str | None:
+    """Why ``url`` cannot serve as the shared frontier (one line), or None when Redis answers PING."""
+    if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        return f"expected redis://host:port/db, got {url!r}"
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        client.ping()
+    except (redis.RedisError, ValueError, OSError) as exc:
+        return f"cannot reach Redis at {url}: {' '.join(str(exc).split())}"
+    return None
+
+
 class SharedCrawl:
     """Scrapy add-on: share the crawl frontier through Redis when ``LINKSPIDER_REDIS_URL`` is set."""
 
@@ -126,6 +141,17 @@ class SharedCrawl:
 
     def __repr__(self) -> str:
         return "SharedCrawl(LINKSPIDER_REDIS_URL)"
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """Before Scrapy starts: a bad or unreachable LINKSPIDER_REDIS_URL is one line and exit 2."""
+        url = (settings.get("LINKSPIDER_REDIS_URL") or "").strip()
+        if not url:
+            return
+        problem = redis_problem(url)
+        if problem:
+            print(f"linkspider: error: LINKSPIDER_REDIS_URL: {problem}", file=sys.stderr)
+            raise SystemExit(2)
 
     def update_settings(self, settings: BaseSettings) -> None:
         url = (settings.get("LINKSPIDER_REDIS_URL") or "").strip()
@@ -148,7 +174,9 @@ class SharedCrawl:
             "SCHEDULER_DUPEFILTER_KEY": escaped["dupefilter"],
             "LINKSPIDER_REDIS_CRAWL": crawl,
         }.items():
-            settings.set(name, value, priority="addon")
+            # At least "addon" priority, and above settings.py's defaults (e.g. LINKSPIDER_REDIS_CRAWL = "").
+            priority = max(SETTINGS_PRIORITIES["addon"], settings.getpriority(name) or 0)
+            settings.set(name, value, priority=priority)
         logger.info("Shared crawl %r through Redis at %s", crawl, url)
 
 
@@ -260,10 +288,18 @@ class SharedScheduler(Scheduler):
         mine = self.worker.encode()
         return sum(1 for member in busy if member not in (mine, self.worker))
 
+    def crawl_busy(self) -> bool:
+        """True while the shared crawl may still produce work: requests queued or another worker busy.
+
+        The spider can ask this before end-of-crawl work (e.g. sitemap seeding) that must
+        wait until every worker has drained: ``engine.scheduler.crawl_busy()``.
+        """
+        return bool(len(self.queue)) or self.others_busy(time.time()) > 0
+
     def spider_idle(self) -> None:
         """Keep an idle worker open while the shared crawl may still produce work."""
         now = time.time()
         if self.idle_since is None:
             self.idle_since = now
-        if len(self.queue) or self.others_busy(now) or now - self.idle_since < self.idle_close:
+        if self.crawl_busy() or now - self.idle_since < self.idle_close:
             raise DontCloseSpider
