@@ -213,7 +213,9 @@ class SiteHandler(BaseHTTPRequestHandler):
 def running(root: str | os.PathLike[str], port: int = 0, delay: float | None = None) -> Iterator[SiteServer]:
     """Start a :class:`SiteServer` in a background thread; shut it down on exit."""
     server = SiteServer(root, port=port, delay=delay)
-    thread = threading.Thread(target=server.serve_forever, name="linkspider-testserver", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="linkspider-testserver", daemon=True
+    )
     thread.start()
     try:
         yield server

@@ -947,7 +947,7 @@ are written by the three of us in turn and tested on at least two different setu
 they go out, so a recipe that only works on one expensive machine never makes it here.</p>
 <section class="post-list">
 <h2><a href="/blog/2026/08/why-my-pour-over-tasted-sour/">Why my pour-over tasted sour</a></h2>
-<p><time datetime="2026-08-14">14 August 2026</time>. A new bag of Ethiopian coffee, a familiar
+<p>14 August 2026. A new bag of Ethiopian coffee, a familiar
 recipe and a sour, thin cup. The culprit was not the beans but a grinder that had drifted
 coarser, and the fix took one click.</p>
 <h2><a href="/blog/2026/05/summer-cold-brew-experiments/">Summer cold brew experiments</a></h2>

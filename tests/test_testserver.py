@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -289,3 +291,218 @@ def test_cli_bad_folder_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "site folder not found" in result.stderr
+
+
+# --- the shipped sample site: its traps must stay as sample_site/README.md lists them ---------
+
+SITEMAP_NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+def _page_path(file: Path) -> str:
+    """URL path of a generated ``.../index.html`` file: ``/`` or ``/a/b/``."""
+    folder = file.parent.relative_to(SAMPLE_SITE).as_posix()
+    return "/" if folder == "." else f"/{folder}/"
+
+
+def _html_pages() -> dict[str, Path]:
+    """URL path -> file of every generated page in sample_site/."""
+    return {_page_path(file): file for file in SAMPLE_SITE.rglob("index.html")}
+
+
+@functools.cache
+def _static_hrefs() -> dict[str, frozenset[str]]:
+    """Page path -> every href in its HTML as written (scripts are not run)."""
+    from lxml import html as lxml_html
+
+    return {
+        path: frozenset(lxml_html.parse(str(file)).xpath("//a/@href")) for path, file in _html_pages().items()
+    }
+
+
+def _resolved_paths(hrefs: frozenset[str], page: str) -> set[str]:
+    """Paths (query and fragment dropped) that a page's hrefs point to on the site."""
+    from urllib.parse import urljoin
+
+    out = set()
+    for href in hrefs:
+        url = urljoin("http://site.test" + page, href.replace("{{BASE}}", "http://site.test"))
+        parts = urllib.parse.urlsplit(url)
+        if parts.netloc == "site.test":
+            out.add(parts.path)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sample() -> Iterator[str]:
+    with serve(SAMPLE_SITE) as url:
+        yield url
+
+
+def _sitemap_paths(xml: bytes, base: str) -> list[str]:
+    from lxml import etree
+
+    locs = etree.fromstring(xml).xpath("//sm:loc/text()", namespaces=SITEMAP_NS)
+    assert all(loc.startswith(base) for loc in locs)
+    return ["/" + loc[len(base) :] for loc in locs]
+
+
+def test_sample_site_html_is_up_to_date_with_its_sources() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sample_site_build", SAMPLE_SITE / "_build.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    stale = [
+        page["path"]
+        for page in build.PAGES
+        if (SAMPLE_SITE / page["path"].lstrip("/") / "index.html").read_text(encoding="utf-8")
+        != build.render(page)
+    ]
+    assert stale == [], "run python3 sample_site/_build.py"
+
+
+def test_sample_robots_and_sitemap_index_lead_to_every_listed_page(sample: str) -> None:
+    _, _, robots = fetch(sample + "robots.txt")
+    assert b"Disallow: /private/" in robots
+    assert f"Sitemap: {sample}sitemap_index.xml".encode() in robots
+    _, headers, index = fetch(sample + "sitemap_index.xml")
+    assert headers["Content-Type"] == "application/xml"
+    assert _sitemap_paths(index, sample) == ["/sitemap-pages.xml"]
+    _, _, pages_xml = fetch(sample + "sitemap-pages.xml")
+    _, _, plain_xml = fetch(sample + "sitemap.xml")
+    listed = _sitemap_paths(pages_xml, sample)
+    assert listed == _sitemap_paths(plain_xml, sample)
+    assert len(listed) == 30
+    for path in listed:
+        status, headers, _ = fetch(sample.rstrip("/") + path)
+        assert (path, status, headers["Content-Type"]) == (path, 200, "text/html; charset=utf-8")
+    assert "/guides/orphan-sitemap-only/" in listed
+    for unlisted in ("/js-only-target/", "/private/secret/", "/guides/espresso-print/", "/blog/page/2/"):
+        assert unlisted not in listed
+
+
+def test_sample_orphan_and_js_only_pages_have_no_static_inbound_link() -> None:
+    hrefs = _static_hrefs()
+    linked = set().union(
+        *(_resolved_paths(h, page) for page, h in hrefs.items() if page != "/guides/orphan-sitemap-only/")
+    )
+    assert "/guides/orphan-sitemap-only/" not in linked
+    assert "/js-only-target/" not in linked
+    js_page = (SAMPLE_SITE / "js" / "index.html").read_text(encoding="utf-8")
+    assert '"/js-only-target/"' in js_page and "document.createElement" in js_page
+    assert "/js/" in hrefs["/"]
+
+
+@pytest.mark.parametrize(
+    ("page", "href"),
+    [
+        ("/", "/guides/grinders/?sort=price"),
+        ("/glossary/", "/search?q=espresso"),
+        ("/blog/", "/blog/page/2/"),
+        ("/blog/", "/blog/?page=3"),
+        ("/blog/", "?p=2"),
+        ("/blog/page/2/", "/blog/2025/11/holiday-gift-guide-grinders/"),
+        ("/guides/aeropress/", "/old-espresso-guide/"),
+        ("/", "/shop/"),
+        ("/guides/espresso/", "/guides/espresso-print/"),
+        ("/", "/downloads/brew-ratios.pdf"),
+        ("/about/", "/private/secret/"),
+        ("/guides/pour-over/", "/guides/missing/"),
+        ("/", "/guides/cold-brew/?utm_source=newsletter&utm_medium=email"),
+        ("/blog/2025/11/holiday-gift-guide-grinders/", "/guides/aeropress/;jsessionid=ABC"),
+        ("/guides/grinders/", "/guides/index.html"),
+        ("/guides/espresso/", "/glossary/#channeling"),
+        ("/guides/water/", "https://sca.coffee/research/coffee-standards"),
+    ],
+)
+def test_sample_trap_links_are_in_place(page: str, href: str) -> None:
+    assert href in _static_hrefs()[page]
+
+
+def test_sample_post_behind_pagination_is_linked_only_from_page_two() -> None:
+    target = "/blog/2025/11/holiday-gift-guide-grinders/"
+    sources = {page for page, h in _static_hrefs().items() if target in _resolved_paths(h, page)}
+    assert sources == {"/blog/page/2/"}
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "location"),
+    [
+        ("old-espresso-guide/", 301, "/guides/espresso/"),
+        ("shop/", 302, "https://shop.example.com/brew-guide"),
+        ("search?q=espresso", 301, "/search/?q=espresso"),
+        ("guides/missing/", 404, None),
+    ],
+)
+def test_sample_redirects_and_404(sample: str, path: str, status: int, location: str | None) -> None:
+    got, headers, _ = fetch(sample + path)
+    assert (got, headers.get("Location")) == (status, location)
+
+
+def test_sample_pdf_is_served_as_pdf(sample: str) -> None:
+    status, headers, body = fetch(sample + "downloads/brew-ratios.pdf")
+    assert (status, headers["Content-Type"]) == (200, "application/pdf")
+    assert body.startswith(b"%PDF-1.") and body.rstrip().endswith(b"%%EOF")
+
+
+@pytest.mark.parametrize(
+    ("path", "needle"),
+    [
+        ("guides/espresso-print/", '<link rel="canonical" href="{base}/guides/espresso/">'),
+        ("guides/espresso/", '<link rel="canonical" href="{base}/guides/espresso/">'),
+        ("fr/guide-espresso/", '<html lang="fr">'),
+        ("guides/storage/", "<!doctype html>\n<html>\n"),
+        ("blog/tag/espresso/", '<meta name="robots" content="noindex, follow">'),
+        ("blog/2026/03/dialing-in-a-new-bag/", 'content="2026-03-09T08:00:00+00:00"'),
+        ("blog/2026/05/summer-cold-brew-experiments/", '"datePublished": "2026-05-21T09:00:00+00:00"'),
+        ("blog/2026/08/why-my-pour-over-tasted-sour/", '<time datetime="2026-08-14T07:30:00+02:00">'),
+        ("about/", '<div class="cookie-banner"'),
+    ],
+)
+def test_sample_page_markers(sample: str, path: str, needle: str) -> None:
+    _, _, body = fetch(sample + path)
+    assert needle.format(base=sample.rstrip("/")) in body.decode("utf-8")
+
+
+def test_sample_pages_have_title_description_one_h1_and_boilerplate() -> None:
+    from lxml import html as lxml_html
+
+    for path, file in _html_pages().items():
+        doc = lxml_html.parse(str(file))
+        assert doc.xpath("//title/text()"), path
+        assert doc.xpath("//meta[@name='description']/@content"), path
+        assert len(doc.xpath("//h1")) == 1, path
+        for xpath in ("//header", "//nav", "//footer", "//aside", "//div[@class='cookie-banner']"):
+            assert doc.xpath(xpath), (path, xpath)
+
+
+SHORT_PAGES = {
+    "/about/contact/",
+    "/blog/page/2/",
+    "/blog/tag/espresso/",
+    "/js/",
+    "/private/secret/",
+    "/search/",
+}
+
+
+def test_sample_content_pages_are_250_to_700_words_and_contact_is_thin() -> None:
+    from lxml import html as lxml_html
+
+    counts = {}
+    for path, file in _html_pages().items():
+        article = lxml_html.parse(str(file)).xpath("//article")[0]
+        for script in article.xpath(".//script"):
+            script.getparent().remove(script)
+        counts[path] = len(article.text_content().split())
+    assert counts["/about/contact/"] < 50
+    long_enough = {path for path, n in counts.items() if 200 <= n <= 700}
+    assert long_enough == set(counts) - SHORT_PAGES
+    assert len(counts) == 36
+
+
+def test_sample_sh_is_valid_bash() -> None:
+    script = SAMPLE_SITE.parent / "scripts" / "sample.sh"
+    result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
