@@ -96,17 +96,21 @@ def linked_pairs(links: Iterable[LinkLike], page_urls: set[str]) -> dict[Pair, l
 
 
 def hide_links(
-    links: Sequence[LinkLike], page_urls: set[str], fraction: float = DEFAULT_HIDE, seed: int = 0
+    links: Sequence[LinkLike], page_urls: set[str], fraction: float = DEFAULT_HIDE, seed: int = 0,
+    targets: set[str] | None = None,
 ) -> tuple[list[LinkLike], dict[Pair, list[str]]]:
     """Split ``links`` into the links a method may see and the hidden pairs (with the editors' anchors).
 
     The sample is drawn from the sorted pairs with ``random.Random(seed)``, so the
     same crawl, fraction and seed always hide the same pairs. Every link of a hidden
-    pair is removed, whatever its position.
+    pair is removed, whatever its position. ``targets``, when given, limits the
+    pairs to those whose target may receive suggestions at all.
     """
     if not 0 < fraction < 1:
         raise ValueError(f"hide fraction must be between 0 and 1, got {fraction}")
     pairs = linked_pairs(links, page_urls)
+    if targets is not None:
+        pairs = {pair: anchors for pair, anchors in pairs.items() if pair[1] in targets}
     ordered = sorted(pairs)
     count = round(len(ordered) * fraction)
     chosen = set(random.Random(seed).sample(ordered, count)) if count else set()
@@ -299,3 +303,121 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cut-offs for recall@k (default 1 5 10)")
     parser.add_argument("--methods", nargs="+", default=["default", "plain", "tfidf"],
                         help="methods to compare: default plain tfidf (default all three)")
+
+
+def eligible_urls(crawl: Any, embedded: Sequence[str]) -> tuple[set[str], set[str]]:
+    """(sources, targets): pages that can give suggestions (they have a vector) and receive them."""
+    from postprocess.candidates import target_exclusion
+
+    sources = set(embedded)
+    targets = {p.url for p in crawl.pages if p.url in sources and target_exclusion(p) is None}
+    return sources, targets
+
+
+def default_rankings(visible_crawl: Any, options: Any, model: Any, embeddings: Any, index: Any,
+                     depth: int) -> Rankings:
+    """The pipeline's own ranking (``postprocess.pipeline.suggest``) with ``depth`` suggestions per source.
+
+    The minimum score is lifted (0) so that the evaluation sees the whole score
+    range and can suggest a threshold; every other option stays as given.
+    """
+    from dataclasses import replace
+
+    from postprocess.pipeline import suggest
+
+    run_options = replace(options, per_source=depth, min_score=0.0)
+    result = suggest(visible_crawl, run_options, model, embeddings=embeddings, index=index)
+    return {source: [Ranked(s.target_url, s.score, s.anchor) for s in rows]
+            for source, rows in result.by_source().items()}
+
+
+def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAULT_HIDE, seed: int = 0,
+                   ks: Sequence[int] = DEFAULT_KS, methods: Sequence[str] = ("default", "plain", "tfidf"),
+                   cache_dir: str | None = None) -> dict[str, Any]:
+    """Hide links, rank with each method, and score them: the payload of evaluation.json."""
+    from dataclasses import replace
+
+    from postprocess import baselines
+    from postprocess.embed import embed_pages
+    from postprocess.index import build_index
+
+    depth = max(ks)
+    embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
+    sources, targets = eligible_urls(crawl, embeddings.urls)
+    try:
+        visible, hidden = hide_links(crawl.links, sources, hide, seed, targets=targets)
+    except ValueError as exc:
+        raise _input_error(str(exc)) from exc
+    if not hidden:
+        raise _input_error("the crawl has no in-content links between its pages to hide: nothing to evaluate")
+    visible_crawl = replace(crawl, links=list(visible))
+    pages = [p for p in crawl.pages if p.url in sources]
+    results: list[MethodResult] = []
+    for method in methods:
+        started = time.perf_counter()
+        if method == "default":
+            index = build_index(embeddings.urls, embeddings.vectors, options.trees)
+            rankings = default_rankings(visible_crawl, options, model, embeddings, index, depth)
+        elif method == "plain":
+            rankings = baselines.plain_rankings(pages, visible, model, depth, targets=targets)
+        elif method == "tfidf":
+            rankings = baselines.tfidf_rankings(pages, visible, depth, targets=targets)
+        else:
+            raise _input_error(f"unknown method {method!r}: choose from default, plain, tfidf")
+        result = score_method(method, rankings, hidden, ks)
+        result.seconds = time.perf_counter() - started
+        results.append(result)
+    return {
+        "crawl": getattr(crawl, "directory", ""),
+        "pages": len(crawl.pages),
+        "sources": len(sources),
+        "targets": len(targets),
+        "linked_pairs": len(linked_pairs(crawl.links, sources)),
+        "hidden_pairs": len(hidden),
+        "hide": hide,
+        "seed": seed,
+        "k": list(ks),
+        "agreement": {"k": AGREEMENT_K, "cut": AGREEMENT_CUT, "measure": "token-set Jaccard"},
+        "model": getattr(model, "model_id", ""),
+        "methods": [result_dict(r) for r in results],
+        "table": format_table(results, ks),
+    }
+
+
+def _input_error(message: str) -> Exception:
+    from postprocess.errors import InputError
+
+    return InputError(message)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``python -m postprocess evaluate``: print the table, write OUT/evaluation.json."""
+    from pathlib import Path
+
+    from postprocess.cli import options_from
+    from postprocess.embed import load_model
+    from postprocess.load import load_crawl, require_linkable
+
+    if not 0 < args.hide < 1:
+        raise _input_error(f"--hide must be between 0 and 1, got {args.hide}")
+    if any(k < 1 for k in args.k):
+        raise _input_error(f"--k values must be positive, got {args.k}")
+    options = options_from(args)
+    crawl = load_crawl(args.crawl, args.job)
+    require_linkable(crawl)
+    model = load_model(args.model, options.prefix)
+    out = Path(args.out)
+    payload = evaluate_crawl(crawl, options, model, hide=args.hide, seed=args.seed, ks=sorted(set(args.k)),
+                             methods=args.methods, cache_dir=str(out / "cache"))
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(str(out / "evaluation.json"), payload)
+    print(f"{payload['hidden_pairs']} of {payload['linked_pairs']} in-content linked pairs hidden "
+          f"(seed {payload['seed']}); {payload['sources']} pages, {payload['targets']} may receive links")
+    print(payload["table"])
+    default = next((m for m in payload["methods"] if m["method"] == "default"), None)
+    if default and default["threshold"].get("found"):
+        cut = default["threshold"]
+        print(f"suggested --min-score for this site: {cut['f1_cut']:.3f} (best F1 against the hidden links; "
+              f"90% of the found hidden links score above {cut['keep_90']:.3f})")
+    print(f"written: {out / 'evaluation.json'}")
+    return 0

@@ -155,3 +155,10 @@ def test_suggested_threshold_separates_hidden_links_from_the_rest() -> None:
 def test_suggested_threshold_without_found_links_is_not_a_number() -> None:
     cut = suggest_threshold({"s": [Ranked("n", 0.5)]}, [("s", "h")])
     assert math.isnan(cut["f1_cut"]) and cut["found"] == 0
+
+
+def test_hidden_pairs_can_be_limited_to_pages_that_may_receive_links() -> None:
+    allowed = {"http://s/b", "http://s/c"}
+    _, hidden = hide_links(many_links(), PAGES, 0.5, seed=0, targets=allowed)
+    assert hidden and {t for _, t in hidden} <= allowed
+    assert len(hidden) == 9  # half of the 18 pairs into b or c

@@ -1,0 +1,239 @@
+"""Lexical evidence for a link: shared rare words (TF-IDF) and mentions of the target's names.
+
+Two signals that embeddings alone miss on documentation and product sites:
+
+* ``LexicalIndex`` — TF-IDF (sublinear tf, English stop words) over each page's
+  title, h1, headings and text; cosine of two pages, and each page's nearest
+  pages, computed in blocks of rows so that no n×n matrix is ever built.
+* ``NameIndex`` — the names a page is known by: its h1, its title without the
+  site-wide suffix, and the anchor texts other pages already use to link to it.
+  When a source page's text mentions one of those names, that is the phrase an
+  editor would wrap in a link. Each name is weighted by how surely it means that
+  page (*commonness*: the share of its uses that point to the target) and how
+  often the site links it when it appears (*keyphraseness*).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+#: Tokens: words, dotted names (django.db.models) and calls (count()) kept whole.
+TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
+#: Title separators that set off a site-wide suffix or prefix ("Page | Site").
+_TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
+#: Longest name (in tokens) looked up in page texts.
+MAX_NAME_TOKENS = 8
+#: Anchor texts that never name a page.
+GENERIC_ANCHORS = frozenset(
+    "here click here read more more this page link next previous back top home learn more "
+    "see here documentation docs read this article post".split()
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case tokens of ``text`` (see ``TOKEN``)."""
+    return TOKEN.findall(text.lower())
+
+
+def site_title_parts(titles: Sequence[str], share: float = 0.3) -> set[str]:
+    """Title segments (split at ' | ', ' - ', ' — ' …) that appear in more than ``share`` of the titles."""
+    counts: Counter[str] = Counter()
+    for title in titles:
+        counts.update({part.strip().lower() for part in _TITLE_SEPARATORS.split(title or "") if part.strip()})
+    limit = max(2, share * len(titles))
+    return {part for part, n in counts.items() if n > limit}
+
+
+def clean_title(title: str, site_parts: set[str]) -> str:
+    """``title`` without its site-wide segments ("QuerySet API | Django" -> "QuerySet API")."""
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(title or "") if p.strip()]
+    kept = [p for p in parts if p.lower() not in site_parts]
+    return " - ".join(kept) if kept else (title or "").strip()
+
+
+def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> str:
+    """The text a page is indexed by: its names, headings and main text."""
+    return "\n".join([title or "", h1 or "", " ".join(headings or ()), text or ""])
+
+
+class LexicalIndex:
+    """TF-IDF vectors of pages, L2-normalised, with pair similarity and blockwise nearest pages."""
+
+    def __init__(self, documents: Sequence[str], min_df: int = 1, max_df: float = 0.5) -> None:
+        self.vectorizer = TfidfVectorizer(
+            sublinear_tf=True,
+            stop_words=list(ENGLISH_STOP_WORDS),
+            token_pattern=TOKEN.pattern,
+            lowercase=True,
+            min_df=min_df,
+            max_df=max_df if len(documents) > 20 else 1.0,
+            dtype=np.float32,
+        )
+        try:
+            self.matrix = sparse.csr_matrix(self.vectorizer.fit_transform(documents))
+        except ValueError:  # no token at all
+            self.matrix = sparse.csr_matrix((len(documents), 1), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return self.matrix.shape[0]
+
+    def pair_similarity(self, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Cosine of each (sources[i], targets[i]) pair of row numbers."""
+        if len(sources) == 0:
+            return np.zeros(0, dtype=np.float32)
+        a = self.matrix[np.asarray(sources)]
+        b = self.matrix[np.asarray(targets)]
+        return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
+
+    def neighbours(self, k: int, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's ``k`` most similar other pages: (rows n×k, similarities n×k), -1 where fewer exist.
+
+        Works on ``block`` source rows at a time (a sparse product), so memory stays
+        proportional to the block, not to n².
+        """
+        n = len(self)
+        rows = np.full((n, k), -1, dtype=np.int64)
+        sims = np.zeros((n, k), dtype=np.float32)
+        transposed = self.matrix.T.tocsc()
+        for start in range(0, n, block):
+            product = sparse.csr_matrix(self.matrix[start : start + block] @ transposed)
+            for offset in range(product.shape[0]):
+                i = start + offset
+                lo, hi = product.indptr[offset], product.indptr[offset + 1]
+                cols, vals = product.indices[lo:hi], product.data[lo:hi]
+                keep = cols != i
+                cols, vals = cols[keep], vals[keep]
+                if len(cols) > k:
+                    top = np.argpartition(-vals, k - 1)[:k]
+                    cols, vals = cols[top], vals[top]
+                order = np.argsort(-vals, kind="stable")
+                rows[i, : len(order)] = cols[order]
+                sims[i, : len(order)] = vals[order]
+        return rows, sims
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A name of the target found in the source's text."""
+
+    phrase: str  # as the name is written (an anchor text, the h1, the title)
+    weight: float  # commonness × keyphraseness, 0..1
+    kind: str  # anchor | h1 | title
+
+
+@dataclass
+class _Name:
+    target: int
+    phrase: str
+    kind: str
+    commonness: float
+
+
+def _is_generic(words: Sequence[str]) -> bool:
+    if not words:
+        return True
+    if " ".join(words) in GENERIC_ANCHORS:
+        return True
+    return all(w in ENGLISH_STOP_WORDS or len(w) < 2 or w.isdigit() for w in words)
+
+
+class NameIndex:
+    """Names pages are known by, and where page texts mention them.
+
+    ``names`` are (target row, phrase, kind) triples; anchor names come from the
+    links that are already on the site (``anchor_uses``: (source row, target row,
+    anchor text) of in-content links).
+    """
+
+    def __init__(
+        self,
+        titles: Sequence[tuple[str, str]],
+        anchor_uses: Iterable[tuple[int, int, str]],
+        texts: Sequence[str],
+    ) -> None:
+        self.by_words: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
+        # Anchor names: commonness = share of the anchor's uses that point to this target.
+        use_count: Counter[tuple[str, ...]] = Counter()
+        pair_count: Counter[tuple[tuple[str, ...], int]] = Counter()
+        linking_sources: dict[tuple[str, ...], set[int]] = defaultdict(set)
+        spelled: dict[tuple[tuple[str, ...], int], str] = {}
+        for source, target, anchor in anchor_uses:
+            words = tuple(tokens(anchor))
+            if _is_generic(words) or len(words) > MAX_NAME_TOKENS or source == target:
+                continue
+            use_count[words] += 1
+            pair_count[(words, target)] += 1
+            linking_sources[words].add(source)
+            spelled.setdefault((words, target), " ".join(anchor.split()))
+        for (words, target), n in pair_count.items():
+            name = _Name(target, spelled[(words, target)], "anchor", n / use_count[words])
+            self.by_words[words].append(name)
+        # Page names: h1 and cleaned title; commonness shared among pages with the same name.
+        owners: dict[tuple[str, ...], list[tuple[int, str, str]]] = defaultdict(list)
+        for row, (h1, title) in enumerate(titles):
+            seen: set[tuple[str, ...]] = set()
+            for kind, phrase in (("h1", h1), ("title", title)):
+                words = tuple(tokens(phrase or ""))
+                if _is_generic(words) or len(words) > MAX_NAME_TOKENS or words in seen:
+                    continue
+                seen.add(words)
+                owners[words].append((row, " ".join(phrase.split()), kind))
+        for words, pages in owners.items():
+            for row, phrase, kind in pages:
+                if not any(n.target == row for n in self.by_words[words]):
+                    self.by_words[words].append(_Name(row, phrase, kind, 1.0 / len(pages)))
+        self.first_words = {words[0] for words in self.by_words}
+        self.lengths = sorted({len(words) for words in self.by_words}, reverse=True)
+        # Keyphraseness: share of the pages mentioning a name that link it.
+        self.page_names: list[Counter[tuple[str, ...]]] = [self._names_in(text) for text in texts]
+        mentioned: Counter[tuple[str, ...]] = Counter()
+        for found in self.page_names:
+            mentioned.update(found.keys())
+        self.keyphraseness: dict[tuple[str, ...], float] = {}
+        for words in self.by_words:
+            linked = len(linking_sources.get(words, ()))
+            self.keyphraseness[words] = min(1.0, (linked + 1) / (mentioned.get(words, 0) + 1))
+
+    def _names_in(self, text: str) -> Counter[tuple[str, ...]]:
+        words = tokens(text)
+        found: Counter[tuple[str, ...]] = Counter()
+        for i, word in enumerate(words):
+            if word not in self.first_words:
+                continue
+            for length in self.lengths:
+                key = tuple(words[i : i + length])
+                if len(key) == length and key in self.by_words:
+                    found[key] += 1
+        return found
+
+    def mentions(self, source: int) -> dict[int, Mention]:
+        """Targets named in page ``source``'s text, with their best name."""
+        best: dict[int, Mention] = {}
+        for words in self.page_names[source]:
+            for name in self.by_words[words]:
+                if name.target == source:
+                    continue
+                weight = name.commonness * self.keyphraseness[words]
+                if name.kind != "anchor":
+                    weight = max(weight, name.commonness * 0.5)
+                current = best.get(name.target)
+                if current is None or weight > current.weight:
+                    best[name.target] = Mention(name.phrase, weight, name.kind)
+        return best
+
+    def names_of(self, target: int) -> list[Mention]:
+        """Every name of page ``target``, best first (for choosing an anchor)."""
+        out = [
+            Mention(name.phrase, name.commonness * self.keyphraseness[words], name.kind)
+            for words, names in self.by_words.items()
+            for name in names
+            if name.target == target
+        ]
+        return sorted(out, key=lambda m: -m.weight)

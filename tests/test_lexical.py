@@ -1,0 +1,101 @@
+"""Lexical evidence: tokens, site titles, TF-IDF neighbours, names and mentions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from postprocess.lexical import LexicalIndex, NameIndex, clean_title, site_title_parts, tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Use count() on a QuerySet.", ["use", "count()", "on", "a", "queryset"]),
+        ("see django.db.models.Model", ["see", "django.db.models.model"]),
+        ("end of sentence. Next", ["end", "of", "sentence", "next"]),
+        ("", []),
+    ],
+)
+def test_tokens(text: str, expected: list[str]) -> None:
+    assert tokens(text) == expected
+
+
+TITLES = [
+    "QuerySet API reference | Django documentation | Django",
+    "Models | Django documentation | Django",
+    "Forms | Django documentation | Django",
+    "Django documentation",
+]
+
+
+def test_site_title_parts_and_clean_title() -> None:
+    parts = site_title_parts(TITLES)
+    assert parts == {"django documentation", "django"}
+    assert clean_title(TITLES[0], parts) == "QuerySet API reference"
+    assert clean_title("Home — Brew Guide", {"brew guide"}) == "Home"
+    assert clean_title("Django documentation", parts) == "Django documentation"  # never empty
+
+
+DOCS = [
+    "espresso grind size pressure extraction espresso machine",
+    "espresso machine pressure boiler pump",
+    "pour over filter paper kettle bloom",
+    "kettle water temperature pour over",
+    "",
+]
+
+
+def test_lexical_neighbours_are_the_pages_sharing_rare_words() -> None:
+    index = LexicalIndex(DOCS)
+    rows, sims = index.neighbours(2, block=2)  # blocks smaller than the site
+    assert rows[0, 0] == 1 and rows[1, 0] == 0
+    assert rows[2, 0] == 3 and rows[3, 0] == 2
+    assert (rows[4] == -1).all() and (sims[4] == 0).all()
+    assert all(i not in rows[i] for i in range(len(DOCS)))
+    pair = index.pair_similarity(np.array([0, 0]), np.array([1, 2]))
+    assert pair[0] == pytest.approx(sims[0, 0]) and pair[1] == 0.0
+
+
+def test_lexical_index_of_pages_without_words() -> None:
+    index = LexicalIndex(["", "  "])
+    rows, _ = index.neighbours(1)
+    assert (rows == -1).all()
+
+
+def name_index() -> NameIndex:
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
+    uses = [
+        (3, 0, "espresso guide"), (2, 0, "espresso guide"),  # anchor only ever used for page 0
+        (3, 1, "burr grinder"),
+        (3, 1, "here"), (3, 2, "here"),  # generic: never a name
+        (0, 1, "equipment"), (2, 3, "equipment"),  # ambiguous: half the uses each
+    ]
+    texts = [
+        "Pull a shot. A burr grinder matters. Our equipment page.",
+        "Read the espresso guide before you buy equipment.",
+        "pour over needs a kettle",
+        "home",
+    ]
+    return NameIndex(titles, uses, texts)
+
+
+def test_mentions_find_anchor_names_and_titles_in_the_source_text() -> None:
+    names = name_index()
+    found = names.mentions(1)
+    assert found[0].phrase == "espresso guide" and found[0].kind == "anchor"
+    assert found[0].weight > found[3].weight  # "equipment" points to two pages
+    assert set(found) == {0, 3}  # "equipment" also names page 1 itself: no self mention
+    from_espresso = names.mentions(0)
+    assert from_espresso[1].phrase == "burr grinder" and from_espresso[1].weight == pytest.approx(1.0)
+
+
+def test_generic_anchors_are_not_names() -> None:
+    names = name_index()
+    assert ("here",) not in names.by_words
+    assert all(m.phrase != "here" for t in range(4) for m in names.names_of(t))
+
+
+def test_page_never_mentions_itself() -> None:
+    names = name_index()
+    assert 2 not in names.mentions(2)
