@@ -9,7 +9,8 @@ It behaves like a real static host where that matters to a crawl:
   (``/blog/?page=2`` and ``/blog/;jsessionid=X`` serve ``blog/index.html``);
 - Content-Type from the file extension (``text/html; charset=utf-8`` …);
 - unknown paths answer 404 with ``<root>/404.html`` when it exists;
-- names starting with ``_`` or ``.`` are never served;
+- names starting with ``.``, and files starting with ``_`` in the top folder
+  (``_redirects``), are never served (folders such as Sphinx's ``_static`` are);
 - ``{{BASE}}`` in ``.html``, ``.xml`` and ``.txt`` files is replaced by the base
   URL without its trailing slash (``http://127.0.0.1:PORT``), so robots.txt,
   sitemaps and absolute links work on whatever port the server got;
@@ -174,11 +175,13 @@ class SiteHandler(BaseHTTPRequestHandler):
         self._send(200, content_type(file), self._body(file), send_body)
 
     def _resolve(self, path: str) -> Path | None:
-        """The file or folder for a URL path, or None if it is hidden or outside the root."""
+        """The file or folder for a URL path, or None if it is missing, hidden or outside the root."""
         segments = [s for s in path.split("/") if s]
-        if any(s.startswith((".", "_")) for s in segments):
+        if any(s.startswith(".") for s in segments):
             return None
         candidate = self.server.root.joinpath(*segments).resolve()
+        if candidate.parent == self.server.root and candidate.name.startswith("_") and candidate.is_file():
+            return None  # the site's own control files (_redirects, build scripts)
         if candidate != self.server.root and self.server.root not in candidate.parents:
             return None
         return candidate if candidate.exists() else None

@@ -2,7 +2,7 @@
 
 Run ``python3 sample_site/_build.py`` after editing _pages.py; the generated
 ``index.html`` files are committed, so serving the site needs no build. Files whose
-names start with ``_`` are never served by ``linkspider.testserver``.
+names start with ``_`` (in this folder) are never served by ``linkspider.testserver``.
 ``{{BASE}}`` is replaced by the server's base URL (``http://127.0.0.1:PORT``) at
 serving time.
 """

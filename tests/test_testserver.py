@@ -55,6 +55,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "# old paths\n/old/ /blog/\n/moved-for-now /blog/post.html 302\n", encoding="utf-8"
     )
     (root / ".secret").write_text("hidden", encoding="utf-8")
+    (root / "_build.py").write_text("print('hidden')", encoding="utf-8")
+    (root / "_static").mkdir()
+    (root / "_static" / "site.css").write_text("body {}", encoding="utf-8")
+    (root / "_static" / "_extra.css").write_text("p {}", encoding="utf-8")
     return root
 
 
@@ -149,7 +153,9 @@ def test_binary_files_are_served_unchanged(base: str, site: Path) -> None:
         "missing/",
         "blog/missing.html",
         "_redirects",
+        "_build.py",
         ".secret",
+        "_static/.hidden",
         "blog/../../etc/passwd",
         "%2e%2e/%2e%2e/etc/passwd",
     ],
@@ -158,6 +164,14 @@ def test_unknown_hidden_and_escaping_paths_are_404(base: str, path: str) -> None
     status, headers, _ = fetch(base + path)
     assert status == 404
     assert headers["Content-Type"] == "text/html; charset=utf-8"
+
+
+@pytest.mark.parametrize(
+    ("path", "body"), [("_static/site.css", b"body {}"), ("_static/_extra.css", b"p {}")]
+)
+def test_underscore_folders_are_served_like_sphinx_static(base: str, path: str, body: bytes) -> None:
+    status, headers, got = fetch(base + path)
+    assert (status, headers["Content-Type"], got) == (200, "text/css; charset=utf-8", body)
 
 
 def test_custom_404_page_is_used(tmp_path: Path) -> None:
