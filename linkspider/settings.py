@@ -20,6 +20,7 @@ LINKSPIDER_THIN_WORDS = 200  # pages with fewer main-text words are flagged thin
 LINKSPIDER_KEEP_PARAMS: list[str] = []  # query parameters that make a distinct page (e.g. "lang")
 LINKSPIDER_TRACKING_PARAMS: list[str] = []  # extra tracking parameters to strip (utm_* etc. built in)
 LINKSPIDER_PAGINATION_PATTERNS: list[str] = []  # extra regexes; a matching URL is pagination
+LINKSPIDER_INDEX_PAGES = ["index.html", "index.htm"]  # default documents collapsed to their directory
 LINKSPIDER_TRAILING_SLASH = "add"  # "add": extensionless paths end in /; "strip"; "keep"
 LINKSPIDER_SCOPE = "host"  # "host": the start URL's origin; "path": under the start path
 LINKSPIDER_SITEMAPS = True  # also seed from robots.txt Sitemap lines and /sitemap.xml

@@ -65,6 +65,7 @@ def url_policy(settings: BaseSettings) -> UrlPolicy:
         tracking_params=frozenset(settings.getlist("LINKSPIDER_TRACKING_PARAMS")),
         pagination_patterns=tuple(settings.getlist("LINKSPIDER_PAGINATION_PATTERNS")),
         trailing_slash=settings.get("LINKSPIDER_TRAILING_SLASH"),
+        index_pages=frozenset(settings.getlist("LINKSPIDER_INDEX_PAGES", ["index.html", "index.htm"])),
     )
 
 
