@@ -1,0 +1,172 @@
+"""Real Scrapyd and Redis servers for the tests, started on 127.0.0.1 in a temporary folder.
+
+Nothing here is a mock: :func:`scrapyd_server` runs the ``scrapyd`` command and
+:func:`redis_server` runs ``redis-server``, each on a free port, and both are
+stopped (by the pid in their pidfile) when the ``with`` block ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+# What the egg is built from: the files a user's checkout deploys (scrapy.cfg, setup.py, packages).
+PROJECT_FILES = ("scrapy.cfg", "setup.py", "linkspider", "postprocess")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(check, what: str, timeout: float, log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
+    raise RuntimeError(f"{what} did not start within {timeout:g} s\n{tail}")
+
+
+def _stop(pidfile: Path, timeout: float = 10.0) -> None:
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[str]:
+    """A private redis-server (no persistence) on a free port; yields ``redis://127.0.0.1:PORT/0``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    pidfile = folder / "redis.pid"
+    log = folder / "redis.log"
+    subprocess.run(
+        [
+            "redis-server", "--bind", HOST, "--port", str(port), "--save", "", "--appendonly", "no",
+            "--daemonize", "yes", "--pidfile", str(pidfile), "--logfile", str(log), "--dir", str(folder),
+        ],
+        check=True,
+    )
+    try:
+        def answers() -> bool:
+            try:
+                with socket.create_connection((HOST, port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    return sock.recv(16).startswith(b"+PONG")
+            except OSError:
+                return False
+
+        _wait_for(answers, "redis-server", 10.0, log)
+        yield f"redis://{HOST}:{port}/0"
+    finally:
+        _stop(pidfile)
+
+
+def scrapyd_conf(folder: Path, port: int) -> str:
+    """A scrapyd.conf for a test server: loopback, ``port``, every directory inside ``folder``."""
+    return (
+        "[scrapyd]\n"
+        f"bind_address = {HOST}\n"
+        f"http_port = {port}\n"
+        "poll_interval = 1.0\n"
+        "max_proc = 4\n"
+        f"eggs_dir = {folder / 'eggs'}\n"
+        f"logs_dir = {folder / 'logs'}\n"
+        f"dbs_dir = {folder / 'dbs'}\n"
+        "items_dir =\n"
+    )
+
+
+@contextmanager
+def scrapyd_server(folder: Path) -> Iterator[str]:
+    """The real ``scrapyd`` started in ``folder`` (it reads ./scrapyd.conf); yields its base URL."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    (folder / "scrapyd.conf").write_text(scrapyd_conf(folder, port))
+    pidfile = folder / "scrapyd.pid"
+    log = folder / "scrapyd.log"
+    scrapyd = shutil.which("scrapyd")
+    assert scrapyd, "scrapyd is not installed (pip install -r requirements.txt)"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    process = subprocess.Popen(
+        [scrapyd, f"--pidfile={pidfile}", "-l", str(log)],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://{HOST}:{port}/"
+    try:
+        def answers() -> bool:
+            try:
+                with urllib.request.urlopen(url + "daemonstatus.json", timeout=1) as response:
+                    return json.load(response).get("status") == "ok"
+            except OSError:
+                return False
+
+        _wait_for(answers, "scrapyd", 30.0, log)
+        yield url
+    finally:
+        _stop(pidfile)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def copy_project(target: Path) -> Path:
+    """A copy of the deployable project files (what ``scrapyd-deploy`` packs) in ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for name in PROJECT_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=ignore)
+        else:
+            shutil.copy2(source, target / name)
+    return target
+
+
+def post_form(url: str, fields: list[tuple[str, str]]) -> dict:
+    """POST ``fields`` as a form to ``url``; the JSON answer."""
+    data = urllib.parse.urlencode(fields).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as response:
+        return json.load(response)
+
+
+def get_json(url: str) -> dict:
+    """GET ``url``; the JSON answer."""
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.load(response)
+

@@ -1,0 +1,150 @@
+"""One crawl shared by two spider processes through a real redis-server (linkspider.distributed)."""
+
+from __future__ import annotations
+
+import collections
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import redis
+from local_servers import REPO, redis_server
+
+from linkspider.distributed import crawl_keys, crawl_name, redis_problem
+from linkspider.testserver import serve
+
+SAMPLE_SITE = REPO / "sample_site"
+WORKER_TIMEOUT = 120  # seconds; a worker that does not stop by itself fails the test
+
+
+@pytest.mark.parametrize(
+    ("spider", "start", "expected"),
+    [
+        ("site", "https://Example.com/blog/", "site:example.com"),
+        ("site", "http://127.0.0.1:8123/", "site:127.0.0.1:8123"),
+        ("site", "https://example.com:443/", "site:example.com:443"),
+        ("site", "https://shop.example.com/", "site:shop.example.com"),
+        ("site", None, "site"),
+        ("site", "", "site"),
+    ],
+)
+def test_crawl_name(spider: str, start: str | None, expected: str) -> None:
+    assert crawl_name(spider, start) == expected
+
+
+def test_crawl_keys_are_per_crawl() -> None:
+    a, b = crawl_keys("site:a.example"), crawl_keys("site:b.example")
+    assert a["requests"] == "linkspider:site:a.example:requests"
+    assert a["dupefilter"] == "linkspider:site:a.example:dupefilter"
+    assert set(a.values()).isdisjoint(b.values())
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:6379/0", "expected redis://host:port/db"),
+        ("127.0.0.1:6379", "expected redis://host:port/db"),
+        ("redis://127.0.0.1:1/0", "cannot reach Redis at redis://127.0.0.1:1/0"),
+    ],
+)
+def test_redis_problem(url: str, problem: str) -> None:
+    found = redis_problem(url, timeout=2)
+    assert found is not None and problem in found and "\n" not in found
+
+
+def crawl_command(start: str, out: Path, log: Path, *settings: str) -> list[str]:
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={start}", "-a", f"out={out}"]
+    for setting in ("AUTOTHROTTLE_ENABLED=False", f"LOG_FILE={log}", "LOG_LEVEL=INFO", *settings):
+        command += ["-s", setting]
+    return command
+
+
+def run_workers(commands: list[list[str]]) -> list[tuple[int, float]]:
+    """Start every command at once; (exit status, seconds) of each. Fails if one does not stop."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    processes = [subprocess.Popen(c, cwd=REPO, env=env, stdout=subprocess.DEVNULL) for c in commands]
+    results = []
+    for process in processes:
+        try:
+            rc = process.wait(timeout=max(1.0, WORKER_TIMEOUT - (time.monotonic() - started)))
+        except subprocess.TimeoutExpired:
+            for p in processes:
+                p.kill()
+            pytest.fail(f"a worker did not stop by itself within {WORKER_TIMEOUT} s")
+        results.append((rc, time.monotonic() - started))
+    return results
+
+
+def pages_by_job(crawl: Path) -> dict[str, list[str]]:
+    """job id -> page URLs written by that job."""
+    found: dict[str, list[str]] = collections.defaultdict(list)
+    for part in sorted((crawl / "pages").glob("part-*.parquet")):
+        table = pq.read_table(part, columns=["url", "job"])
+        for url, job in zip(table["url"].to_pylist(), table["job"].to_pylist(), strict=True):
+            found[job].append(url)
+    return found
+
+
+@pytest.mark.slow
+def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
+    with redis_server(tmp_path / "redis") as redis_url, serve(SAMPLE_SITE, delay=0.05) as base:
+        # The reference: one ordinary process, no Redis.
+        alone = tmp_path / "alone"
+        [(rc, _)] = run_workers([crawl_command(base, alone, tmp_path / "alone.log")])
+        assert rc == 0
+        expected = {url for urls in pages_by_job(alone).values() for url in urls}
+        assert len(expected) >= 20
+
+        shared = tmp_path / "shared"
+        redis_settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "LINKSPIDER_REDIS_IDLE_CLOSE=2")
+        logs = [tmp_path / "worker1.log", tmp_path / "worker2.log"]
+        results = run_workers([crawl_command(base, shared, log, *redis_settings) for log in logs])
+        assert [rc for rc, _ in results] == [0, 0]
+
+        by_job = pages_by_job(shared)
+        rows = [url for urls in by_job.values() for url in urls]
+        assert len(by_job) == 2, "each worker writes parts under its own job id"
+        counts = {job: len(urls) for job, urls in by_job.items()}
+        assert all(counts.values()), f"both workers should fetch pages: {counts}"
+        assert set(rows) == expected  # the union is the whole site
+        assert len(rows) == len(set(rows))  # and no page was fetched twice
+        for log in logs:
+            text = log.read_text()
+            assert "'finish_reason': 'finished'" in text
+            assert "Shared crawl" in text
+
+        # The last worker out deleted the crawl's keys: Redis holds nothing of it.
+        client = redis.Redis.from_url(redis_url)
+        assert client.keys("linkspider:*") == []
+
+
+@pytest.mark.slow
+def test_new_crawl_clears_a_finished_crawls_seen_set(tmp_path: Path) -> None:
+    """A seen-set left by an earlier crawl (no worker alive, queue empty) does not block the next one."""
+    with redis_server(tmp_path / "redis") as redis_url, serve(SAMPLE_SITE) as base:
+        client = redis.Redis.from_url(redis_url)
+        keys = crawl_keys(crawl_name("site", base))
+        client.sadd(keys["dupefilter"], *[f"{n:040x}" for n in range(50)])  # stale fingerprints
+        client.sadd("linkspider:site:other.example:dupefilter", "f" * 40)  # another site's crawl
+        out = tmp_path / "crawl"
+        log = tmp_path / "worker.log"
+        redis_settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "LINKSPIDER_REDIS_IDLE_CLOSE=1")
+        [(rc, _)] = run_workers([crawl_command(base, out, log, *redis_settings)])
+        assert rc == 0
+        assert "new crawl (50 old fingerprints cleared)" in log.read_text()
+        assert sum(len(urls) for urls in pages_by_job(out).values()) >= 20
+        assert client.keys("linkspider:*") == [b"linkspider:site:other.example:dupefilter"]
+
+
+def test_unreachable_redis_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    command = crawl_command("http://127.0.0.1:9/", tmp_path / "crawl", tmp_path / "log",
+                            "LINKSPIDER_REDIS_URL=redis://127.0.0.1:1/0")
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines == [lines[0]] and "cannot reach Redis at redis://127.0.0.1:1/0" in lines[0]

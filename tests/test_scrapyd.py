@@ -1,0 +1,188 @@
+"""Deploy to a real Scrapyd, schedule crawls of the sample site, wait for them, read their Parquet."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from local_servers import REPO, copy_project, get_json, post_form, scrapyd_server
+
+from linkspider.testserver import serve
+from postprocess.errors import InputError
+from postprocess.load import load_crawl
+from postprocess.scrapyd import Scrapyd, check_job, finish_reason, job_parts, job_state, wait_for_job
+
+SAMPLE_SITE = REPO / "sample_site"
+
+
+def deploy(project: Path, scrapyd_url: str) -> subprocess.CompletedProcess[str]:
+    """``scrapyd-deploy test`` from a copy of the project whose scrapy.cfg names a ``test`` target."""
+    with open(project / "scrapy.cfg", "a", encoding="utf-8") as cfg:
+        cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n")
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    return subprocess.run(["scrapyd-deploy", "test"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=180)
+
+
+def schedule(scrapyd_url: str, *fields: tuple[str, str]) -> str:
+    fields = (("project", "linkspider"), ("spider", "site"), *fields)
+    answer = post_form(scrapyd_url + "schedule.json", list(fields))
+    assert answer["status"] == "ok", answer
+    return answer["jobid"]
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory: pytest.TempPathFactory):
+    """A real scrapyd with the project deployed by scrapyd-deploy; yields (url, folder)."""
+    folder = tmp_path_factory.mktemp("scrapyd")
+    with scrapyd_server(folder / "server") as url:
+        done = deploy(copy_project(folder / "project"), url)
+        assert done.returncode == 0, done.stderr + done.stdout
+        assert '"status": "ok"' in done.stdout and '"spiders": 1' in done.stdout, done.stdout
+        yield url, folder
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        ("... 'finish_reason': 'finished',\n 'item_scraped_count': 3}", "finished"),
+        ("'finish_reason': 'shutdown'", "shutdown"),
+        ("{'finish_reason': 'max_pages'} ... {'finish_reason': 'finished'}", "finished"),
+        ('"finish_reason": "closespider_timeout"', "closespider_timeout"),
+        ("Traceback (most recent call last): ... SystemExit: 2", None),
+        ("", None),
+    ],
+)
+def test_finish_reason(log: str, reason: str | None) -> None:
+    assert finish_reason(log) == reason
+
+
+@pytest.mark.parametrize(
+    ("jobs", "job", "state"),
+    [
+        ({"pending": [{"id": "a"}], "running": [], "finished": []}, "a", "pending"),
+        ({"pending": [], "running": [{"id": "a"}], "finished": [{"id": "b"}]}, "a", "running"),
+        ({"pending": [], "running": [], "finished": [{"id": "b"}, {"id": "a"}]}, "a", "finished"),
+        ({"pending": [], "running": [], "finished": [{"id": "b"}]}, "a", None),
+        ({}, "a", None),
+    ],
+)
+def test_job_state(jobs: dict, job: str, state: str | None) -> None:
+    found = job_state(jobs, job)
+    assert (found[0] if found else None) == state
+
+
+def test_unreachable_scrapyd_is_one_line() -> None:
+    with pytest.raises(InputError, match=r"^cannot reach scrapyd at http://127.0.0.1:9/: "):
+        wait_for_job(Scrapyd("http://127.0.0.1:9/"), "abc", timeout=1, poll=0.1)
+
+
+def test_the_egg_contains_every_file_of_the_packages(tmp_path: Path) -> None:
+    """``scrapyd-deploy`` packs every tracked file of linkspider/ (code and data) and the entry point."""
+    project = copy_project(tmp_path / "project")
+    egg = tmp_path / "linkspider.egg"
+    done = subprocess.run(["scrapyd-deploy", "--build-egg", str(egg)], cwd=project, capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    tracked = subprocess.run(["git", "ls-files", "linkspider"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    with zipfile.ZipFile(egg) as archive:
+        names = set(archive.namelist())
+        entry_points = archive.read("EGG-INFO/entry_points.txt").decode()
+    missing = [name for name in tracked if name not in names]
+    assert not missing, f"not in the egg: {missing}"
+    assert "settings = linkspider.settings" in entry_points
+
+
+@pytest.mark.slow
+def test_deploy_schedule_wait_and_read_one_job_or_all(deployed, tmp_path: Path) -> None:
+    url, _ = deployed
+    server = Scrapyd(url)
+    data = tmp_path / "data"
+    with serve(SAMPLE_SITE) as base:
+        # Spider argument out= chooses the data directory.
+        job = schedule(url, ("start", base), ("out", str(data)), ("setting", "AUTOTHROTTLE_ENABLED=False"))
+        finished = wait_for_job(server, job, timeout=180, poll=0.5)
+        parts = check_job(server, finished, data)
+        # The setting LINKSPIDER_OUTPUT does too; a second, capped job writes into the same directory.
+        job2 = schedule(url, ("start", base), ("max_pages", "5"), ("setting", f"LINKSPIDER_OUTPUT={data}"),
+                        ("setting", "AUTOTHROTTLE_ENABLED=False"))
+        check_job(server, wait_for_job(server, job2, timeout=180, poll=0.5), data)
+
+    assert finished.log_url and finished.log_url.startswith(url)
+    for table in ("pages", "links", "skipped"):
+        names = [p.name for p in (data / table).glob("part-*.parquet")]
+        assert names, f"no {table} parts"
+        assert all(n.startswith((f"part-{job}-", f"part-{job2}-")) for n in names), names
+    assert parts == job_parts(data, job)
+    first = pq.read_table(parts).to_pylist()
+    assert {row["job"] for row in first} == {job}
+    urls = {row["url"] for row in first}
+    assert base in urls and f"{base}guides/" in urls
+    assert len(urls) >= 20
+
+    one = load_crawl(data, job)
+    capped = load_crawl(data, job2)
+    every = load_crawl(data)
+    assert {p.url for p in one.pages} == urls
+    assert len(capped.pages) == 5 and {p.job for p in capped.pages} == {job2}
+    assert {p.url for p in every.pages} == urls  # merged: newest row per URL
+    assert {p.job for p in every.pages} == {job, job2}
+
+
+@pytest.mark.slow
+def test_a_failed_job_is_listed_finished_but_wait_says_it_failed(deployed, tmp_path: Path) -> None:
+    url, _ = deployed
+    job = schedule(url, ("start", "ftp://example.com/"), ("out", str(tmp_path / "data")))
+    wait_for_job(Scrapyd(url), job, timeout=120, poll=0.5)
+    listed = job_state(get_json(url + "listjobs.json?project=linkspider"), job)
+    assert listed is not None and listed[0] == "finished"  # Scrapyd's view: finished
+    done = subprocess.run(
+        [sys.executable, "-m", "postprocess", "wait", "--scrapyd", url, "--job", job,
+         "--crawl", str(tmp_path / "data"), "--timeout", "30", "--poll", "0.5"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"job {job} finished but wrote no page parts in {tmp_path / 'data' / 'pages'}" in lines[0]
+
+
+@pytest.mark.slow
+def test_a_cancelled_crawl_is_not_taken_for_a_finished_one(deployed, tmp_path: Path) -> None:
+    """A crawl stopped half-way wrote parts, but its log says finish_reason 'shutdown'."""
+    url, _ = deployed
+    server = Scrapyd(url)
+    data = tmp_path / "data"
+    with serve(SAMPLE_SITE, delay=0.5) as base:
+        job = schedule(url, ("start", base), ("out", str(data)), ("setting", "LINKSPIDER_FLUSH_ROWS=1"),
+                       ("setting", "CONCURRENT_REQUESTS=1"))
+        deadline = time.monotonic() + 60
+        while not job_parts(data, job) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert job_parts(data, job), "the crawl wrote no part before it was cancelled"
+        assert post_form(url + "cancel.json", [("project", "linkspider"), ("job", job)])["status"] == "ok"
+        finished = wait_for_job(server, job, timeout=60, poll=0.5)
+    with pytest.raises(InputError, match=rf"^job {job} ended with finish_reason 'shutdown' \(log: "):
+        check_job(server, finished, data)
+
+
+def test_every_shipped_scrapyd_config_binds_to_loopback() -> None:
+    """scrapyd runs any egg uploaded to it: no shipped config may listen beyond 127.0.0.1."""
+    tracked = subprocess.run(["git", "ls-files", "*.conf", "*.cfg", "**/*.conf", "**/*.cfg"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    configs = []
+    for name in sorted(set(tracked)):
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(REPO / name, encoding="utf-8")
+        if parser.has_section("scrapyd"):
+            configs.append(name)
+            assert parser.get("scrapyd", "bind_address", fallback="") == "127.0.0.1", name
+    assert "scrapyd.conf" in configs
