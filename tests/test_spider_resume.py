@@ -1,0 +1,82 @@
+"""Stopping a crawl: Ctrl-C with JOBDIR then the same command resumes; SIGKILL leaves whole parts.
+
+The sample site is served slowly (a delay per request) and crawled one request at
+a time, so that the signal lands mid-crawl.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import REPO, SAMPLE_SITE, scrapy_crawl_command
+
+from linkspider.parquet import read_table
+from linkspider.testserver import SiteServer, running
+
+pytestmark = pytest.mark.slow
+
+SLOW = {"CONCURRENT_REQUESTS": 1, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "LOG_LEVEL": "INFO"}
+SITE_PAGES = 31  # see EXPECTED_PAGES in test_spider_e2e.py
+
+
+def wait_until(check: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert proc.poll() is None, "the crawl ended before the signal"
+        assert time.monotonic() < deadline, "timed out waiting for the crawl"
+        time.sleep(0.02)
+
+
+def page_requests(server: SiteServer) -> int:
+    return sum(1 for path in server.requests if path.endswith("/") and "?" not in path)
+
+
+def test_ctrl_c_then_same_command_resumes(tmp_path: Path, scrapy_crawl: Callable[..., object]) -> None:
+    out, jobdir = tmp_path / "out", tmp_path / "job"
+    with running(SAMPLE_SITE, delay=0.1) as server:
+        cmd = scrapy_crawl_command(server.url, out, settings={**SLOW, "JOBDIR": jobdir})
+        first = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: page_requests(server) >= 8, first)
+        first.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        _, stderr = first.communicate(timeout=60)
+        assert first.returncode == 0, stderr[-3000:]
+        assert "'finish_reason': 'shutdown'" in stderr
+        before = read_table(out / "pages").to_pylist()
+        assert 0 < len(before) < SITE_PAGES
+
+        second = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert "'finish_reason': 'finished'" in second.stderr
+
+    pages = read_table(out / "pages").to_pylist()
+    urls = [p["url"] for p in pages]
+    assert len(set(urls)) == SITE_PAGES  # the union is the whole site
+    assert len(urls) == SITE_PAGES  # and nothing was fetched twice: JOBDIR kept the seen set
+    assert {p["url"] for p in before} <= set(urls)
+    assert len({p["job"] for p in pages}) == 1  # the job id survives the resume (spider.state)
+    skipped = [s["url"] for s in read_table(out / "skipped").to_pylist()]
+    assert len(skipped) == len(set(skipped))  # skip-once is kept across the resume too
+
+
+def test_sigkill_mid_crawl_leaves_only_complete_parts(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with running(SAMPLE_SITE, delay=0.05) as server:
+        cmd = scrapy_crawl_command(server.url, out, settings={**SLOW, "LINKSPIDER_FLUSH_ROWS": 3})
+        proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
+        try:
+            wait_until(lambda: len(list((out / "pages").glob("part-*.parquet"))) >= 3, proc)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+    parts = sorted(out.glob("*/part-*.parquet"))
+    assert parts
+    for part in parts:
+        pq.read_table(part)  # every part left behind is readable
+    pages = read_table(out / "pages").num_rows
+    assert pages % 3 == 0 and pages < SITE_PAGES  # whole batches only; the unflushed rows are lost
