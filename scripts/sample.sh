@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The README's main command: serve sample_site/ on 127.0.0.1, crawl it, run postprocess,
-# and print where the outputs are. Outputs go to data/sample/ (replaced on every run).
+# and print where the outputs are: data/sample/crawl (replaced on every run) and data/sample/out
+# (LINKSPIDER_SAMPLE_DIR=DIR writes them under DIR instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-crawl_dir=data/sample/crawl
-out_dir=data/sample/out
+sample_dir=${LINKSPIDER_SAMPLE_DIR:-data/sample}  # where the crawl and the outputs go
+crawl_dir=$sample_dir/crawl
+out_dir=$sample_dir/out
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -34,7 +36,9 @@ if [ -z "$base_url" ]; then
 fi
 echo "sample: serving sample_site/ at $base_url"
 
-rm -rf "$crawl_dir" "$out_dir"
+# A fresh crawl every run (the port, and so every URL, changes); the output folder is kept so
+# that postprocess reuses its embedding cache (keyed by content hash, not URL).
+rm -rf "$crawl_dir"
 echo "sample: crawling into $crawl_dir"
 python3 -m scrapy crawl site -a start="$base_url" -a out="$crawl_dir" \
   -s AUTOTHROTTLE_ENABLED=False -s LOG_LEVEL=WARNING

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import re
 import subprocess
 import sys
 import time
@@ -520,3 +522,22 @@ def test_sample_sh_is_valid_bash() -> None:
     script = SAMPLE_SITE.parent / "scripts" / "sample.sh"
     result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.slow
+def test_sample_sh_serves_crawls_postprocesses_and_stops_its_server(tmp_path: Path) -> None:
+    repo = SAMPLE_SITE.parent
+    env = {**os.environ, "LINKSPIDER_SAMPLE_DIR": str(tmp_path / "sample")}
+    result = subprocess.run(
+        ["bash", "scripts/sample.sh"], cwd=repo, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    served = re.search(r"serving sample_site/ at (http://127\.0\.0\.1:\d+/)", result.stdout)
+    assert served is not None, result.stdout
+    assert f"{tmp_path / 'sample' / 'out'}/suggestions.csv" in result.stdout
+    pages = list((tmp_path / "sample" / "crawl" / "pages").glob("part-*.parquet"))
+    assert pages
+    with (tmp_path / "sample" / "out" / "suggestions.csv").open(encoding="utf-8") as csv_file:
+        assert len(csv_file.readlines()) > 10
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(served.group(1), timeout=2)
