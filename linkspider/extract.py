@@ -16,9 +16,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
+
+from linkspider.urls import remove_dot_segments
 
 
 @dataclass
@@ -75,6 +77,8 @@ _HEADER_NAMES = frozenset(
 )
 _REMOVED_SUBSTRINGS = ("cookie", "consent", "gdpr", "onetrust", "skip link", "skiplink", "skip to")
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
+#: Containers whose link density is judged when the page marks no content region.
+_DENSITY_BLOCKS = frozenset({"ul", "ol", "dl", "div", "table", "section", "p", "center", "form"})
 #: Elements that can be a landmark or the content container (inline elements never are).
 _CONTAINER_TAGS = ("div", "section", "ul", "ol", "dl", "table", "td", "form", "nav", "aside", "header",
                    "footer", "main", "article", "center")
@@ -104,7 +108,8 @@ def _class_landmark(names: list[str], label: str) -> str | None:
     if any(t.startswith("sidebar") or t.endswith("sidebar") or t in ("widget", "widgets", "aside")
            for t in tokens):
         return "aside"
-    if any(t.startswith("footer") or t in ("ft", "colophon", "copyright", "sitefooter") for t in tokens):
+    if any(t.startswith("footer") or t.endswith("footer") or t in ("ft", "colophon", "copyright")
+           for t in tokens):
         return "footer"
     if any(w in _HEADER_NAMES for w in words):
         return "header"
@@ -181,10 +186,10 @@ class _Layout:
                     self.containers.add(el)
             elif label is not None and (label == "removed" or el not in self.landmarks):
                 candidates.append((el, label))
-        total_p = root.xpath("count(//p)")
+        total_p = sum(1 for _ in root.iter("p")) if candidates else 0
         for el, label in candidates:
             # a wrapper named "has-sidebar" holding most of the page is not a sidebar
-            if label != "removed" and el.xpath("count(.//p)") > max(2.0, total_p / 2):
+            if label != "removed" and sum(1 for _ in el.iter("p")) > max(2.0, total_p / 2):
                 continue
             if label != "removed" and self._inside_explicit(el):
                 continue
@@ -212,6 +217,8 @@ class _Layout:
         if len(articles) > 1:
             others = [e for e in others if e.tag != "article"]
         for group in (mains, articles if len(articles) == 1 else [], others, list(self.containers)):
+            if len(group) == 1 and _has_text(group[0]):
+                return group[0]
             best = max(group, key=self._text_len, default=None)
             if best is not None and self._text_len(best) > 0:
                 return best
@@ -222,22 +229,31 @@ class _Layout:
         return int(el.xpath("string-length(normalize-space(.))"))
 
     def _prune(self, el: etree._Element, total: int) -> None:
-        """Mark link-dense blocks (menus without markup) under ``el``, top-down."""
-        for child in el:
-            if not isinstance(child.tag, str) or child in self.landmarks:
+        """Mark link-dense blocks (menus without markup) under ``el``.
+
+        Each link votes for its nearest block container (list, table, div …); a
+        container with three or more links, mostly link text and less than half
+        of the page's text is boilerplate. One pass over the links, not the tree.
+        """
+        votes: dict[etree._Element, list[etree._Element]] = {}
+        for a in el.iter("a"):
+            if a.get("href") is None:
                 continue
-            if child.tag in ("ul", "ol", "div", "table", "dl", "section", "p"):
-                text_len = self._text_len(child)
-                if text_len == 0:
-                    continue
-                links = child.xpath(".//a[@href]")
-                if len(links) >= 3 and text_len < total / 2:
-                    link_len = sum(len(_clean(_text(a))) for a in links)
-                    if link_len / text_len >= 0.6:
-                        self.pruned.add(child)
-                        continue
-            if len(child):
-                self._prune(child, total)
+            node = a.getparent()
+            while node is not None and node is not el and node.tag not in _DENSITY_BLOCKS:
+                node = node.getparent()
+            if node is None or node is el or node in self.landmarks:
+                continue
+            votes.setdefault(node, []).append(a)
+        for block, links in votes.items():
+            if len(links) < 3:
+                continue
+            text_len = self._text_len(block)
+            if text_len == 0 or text_len >= total / 2:
+                continue
+            link_len = sum(len(" ".join(_text(a).split())) for a in links)
+            if link_len / text_len >= 0.6:
+                self.pruned.add(block)
 
     def position(self, el: etree._Element, cache: dict[etree._Element, str]) -> str:
         """Where ``el`` stands: its nearest landmark; footers and sidebars absorb the navs in them.
@@ -336,8 +352,8 @@ def iso_date(value: str | None) -> str | None:
 
 def _json_ld_dates(root: etree._Element) -> tuple[str | None, str | None]:
     published = modified = None
-    for script in root.xpath("//script[@type]"):
-        if script.get("type", "").strip().lower() != "application/ld+json" or not script.text:
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
             continue
         try:
             data = json.loads(script.text)
@@ -393,6 +409,7 @@ def _lang(root: etree._Element, text: str) -> str | None:
 
 
 _MIN_WORDS_FOR_DETECTION = 15
+_DETECTION_CHARS = 600  # py3langid's cost grows with the text; 600 characters tell a language well
 
 
 def detect_lang(text: str) -> str | None:
@@ -401,7 +418,7 @@ def detect_lang(text: str) -> str | None:
         return None
     import py3langid  # loads its model on first use (about a second)
 
-    return py3langid.classify(text[:3000])[0]
+    return py3langid.classify(text[:_DETECTION_CHARS])[0]
 
 
 # --- text -------------------------------------------------------------------------
@@ -411,46 +428,56 @@ def _heading_text(el: etree._Element) -> str:
     return _clean(_text(el)).rstrip("¶#").strip()
 
 
-def _main_text(layout: _Layout) -> tuple[str, list[str], str]:
-    """Main text, h2–h6 headings and the content's h1; mutates the tree."""
+def _main_text(layout: _Layout, may_hide: bool = True) -> tuple[str, list[str], str]:
+    """Main text, h2–h6 headings and the content's h1; drops boilerplate from the tree."""
     root = layout.content
-    for el in list(root.iter(*_NOISE_TAGS)):
-        _drop(el)
-    dropped = [el for el, label in layout.landmarks.items() if _within(el, root)]
     explicit_root = layout.content is not layout.body
-    for el in dropped:
-        # notes and footnotes marked <aside> inside an article are part of the text
-        if explicit_root and layout.landmarks[el] == "aside" and el.tag == "aside":
+    for el, label in list(layout.landmarks.items()):
+        # notes and footnotes marked <aside> inside the content are part of the text
+        if explicit_root and label == "aside" and el.tag == "aside":
             continue
-        _drop(el)
+        if _within(el, root):
+            _drop(el)
     for el in layout.pruned:
         _drop(el)
-    for el in _HIDDEN_XPATH(root):
+    if may_hide:  # the XPath scans are skipped on pages whose source never says "hidden"
+        hidden = _HIDDEN_XPATH(root) + [
+            el for el in _ARIA_HIDDEN_XPATH(root) if el.get("aria-hidden", "").strip().lower() == "true"
+        ]
+        for el in hidden:
+            _drop(el)
+    for el in [a for a in root.iter("a") if "headerlink" in (a.get("class") or "")]:  # Sphinx "¶"
         _drop(el)
     h1 = next((t for el in root.iter("h1") if (t := _heading_text(el))), "")
     headings = [t for el in root.iter("h2", "h3", "h4", "h5", "h6") if (t := _heading_text(el))]
-    for el in list(root.iter("pre")):  # code keeps its lines
-        code = _text(el).replace("\n", _BREAK)
-        for child in list(el):
-            el.remove(child)
-        el.text = code
-    for el in root.iter(*_BLOCK_TAGS):
-        el.tail = _BREAK + el.tail if el.tail else _BREAK
-        if el.tag != "br":
-            el.text = _BREAK + el.text if el.text else _BREAK
-    for el in root.iter("td", "th"):
-        el.tail = " " + el.tail if el.tail else " "
-    lines = (_clean(line) for line in _text(root).split(_BREAK))
+    lines = (" ".join(block.split()) for block in str(_TEXT_XSLT(root)).split(_BREAK))
     return "\n".join(line for line in lines if line), headings, h1
 
 
-_BREAK = "\ue000"  # block boundary while the text is joined (source newlines are only spaces)
-
-
-_HIDDEN_XPATH = etree.XPath(
-    ".//*[@hidden or translate(@aria-hidden, 'TRUE', 'true') = 'true' or "
-    "(self::a and contains(concat(' ', @class, ' '), ' headerlink '))]"
+_BREAK = "\ue000"  # block boundary while the text is built (source newlines are only spaces)
+_BLOCK_MATCH = "|".join(_BLOCK_TAGS)
+_SILENT_MATCH = "|".join(_NOISE_TAGS)  # names only: a predicate would be tested on every element
+_HIDDEN_XPATH = etree.XPath("descendant::*[@hidden]")
+_ARIA_HIDDEN_XPATH = etree.XPath("descendant::*[@aria-hidden]")
+#: Text of an element: block elements on their own lines, table cells spaced, code lines kept,
+#: scripts, styles, form controls and hidden elements silent. XSLT runs in C: several times
+#: faster than walking the tree from Python.
+_TEXT_XSLT = etree.XSLT(
+    etree.XML(
+        f"""<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+  <xsl:output method="text" encoding="utf-8"/>
+  <xsl:template match="{_SILENT_MATCH}" priority="3"/>
+  <xsl:template match="{_BLOCK_MATCH}" priority="2">&#xE000;<xsl:apply-templates/>&#xE000;</xsl:template>
+  <xsl:template match="td|th" priority="2"><xsl:apply-templates/><xsl:text> </xsl:text></xsl:template>
+  <xsl:template match="pre//text()" priority="2"><xsl:value-of select="translate(., '&#10;', '&#xE000;')"/>
+  </xsl:template>
+</xsl:stylesheet>"""
+    )
 )
+
+
+def _has_text(el: etree._Element) -> bool:
+    return any(t.strip() for t in el.itertext())
 
 
 def _text(el: etree._Element) -> str:
@@ -489,9 +516,58 @@ def _anchor_text(a: etree._Element) -> str:
     return _clean(alts) or _clean(a.get("aria-label")) or _clean(a.get("title"))
 
 
+class _Resolver:
+    """urljoin for the hrefs of one page, faster for the common cases and cached."""
+
+    _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        parts = urlsplit(base)
+        self.simple = parts.scheme in ("http", "https") and bool(parts.netloc)
+        self.scheme = parts.scheme
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        path = parts.path or "/"
+        self.path = path
+        self.directory = self.origin + path[: path.rfind("/") + 1]
+        self.cache: dict[str, str | None] = {}
+
+    def __call__(self, href: str) -> str | None:
+        """Absolute http(s) URL of ``href`` without its fragment, or None."""
+        try:
+            return self.cache[href]
+        except KeyError:
+            pass
+        url = self._join(href)
+        if url is not None:
+            url = url.partition("#")[0]
+            if not url.lower().startswith(("http://", "https://")):
+                url = None
+        self.cache[href] = url
+        return url
+
+    def _join(self, href: str) -> str | None:
+        if not self.simple or self._SCHEME.match(href) or "\\" in href:
+            try:
+                return urljoin(self.base, href)
+            except ValueError:
+                return None
+        if href.startswith("//"):
+            return f"{self.scheme}:{href}"
+        if href.startswith("?"):
+            return self.origin + self.path + href
+        joined = self.origin + href if href.startswith("/") else self.directory + href
+        if "/." in joined:
+            head, sep, tail = joined.partition("?")
+            rest = head[len(self.origin):] or "/"
+            joined = self.origin + remove_dot_segments(rest) + sep + tail
+        return joined
+
+
 def _links(layout: _Layout, base: str) -> list[OutLink]:
     links = []
     cache: dict[etree._Element, str] = {}
+    resolve = _Resolver(base)
     for a in layout.root.iter("a"):
         href = a.get("href")
         if href is None:
@@ -499,15 +575,12 @@ def _links(layout: _Layout, base: str) -> list[OutLink]:
         href = href.strip()
         if not href or href.startswith("#") or href.lower().startswith(_SKIPPED_SCHEMES):
             continue
-        try:
-            url = urljoin(base, href)
-        except ValueError:
+        url = resolve(href)
+        if url is None:
             continue
-        if not url.lower().startswith(("http://", "https://")):
-            continue
-        url = url.partition("#")[0]
-        rel = (a.get("rel") or "").lower().split()
-        links.append(OutLink(url, _anchor_text(a), layout.position(a, cache), "nofollow" in rel))
+        rel = a.get("rel")
+        nofollow = rel is not None and "nofollow" in rel.lower().split()
+        links.append(OutLink(url, _anchor_text(a), layout.position(a, cache), nofollow))
     return links
 
 
@@ -525,7 +598,7 @@ def parse_html(html: str | bytes) -> etree._Element:
     else:
         parser = _PARSER
     root = None
-    if html.strip():
+    if html and not html.isspace():
         try:
             root = etree.fromstring(html, parser)
         except (etree.ParserError, etree.XMLSyntaxError, ValueError):
@@ -563,7 +636,8 @@ def extract_page(html: str | bytes, url: str) -> PageContent:
     layout = _Layout(root)
     page.links = _links(layout, base)
     page.published, page.modified = _dates(root, meta, layout.content)
-    page.text, page.headings, page.h1 = _main_text(layout)
+    may_hide = b"hidden" in html if isinstance(html, bytes) else "hidden" in html
+    page.text, page.headings, page.h1 = _main_text(layout, may_hide)
     if not page.h1:
         page.h1 = next((t for el in root.iter("h1") if (t := _heading_text(el))), "")
     page.word_count = len(page.text.split())

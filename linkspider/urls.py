@@ -120,7 +120,7 @@ def _is_tracking(name: str, policy: UrlPolicy) -> bool:
     return any(p.endswith("*") and name.startswith(p[:-1]) for p in policy.tracking_params)
 
 
-def _remove_dot_segments(path: str) -> str:
+def remove_dot_segments(path: str) -> str:
     """RFC 3986 §5.2.4: resolve ``.`` and ``..`` segments."""
     if "/." not in path:
         return path
@@ -197,7 +197,7 @@ def canonical_url(url: str, policy: UrlPolicy = DEFAULT_POLICY) -> str:
     netloc = _host(parts.netloc, scheme)
 
     path = _strip_path_sessions(parts.path or "/")
-    path = _remove_dot_segments(_normalise_escapes(path, _PATH_SAFE))
+    path = remove_dot_segments(_normalise_escapes(path, _PATH_SAFE))
     if not path.startswith("/"):
         path = "/" + path
     head, _, last = path.rpartition("/")
