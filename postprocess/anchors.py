@@ -30,7 +30,7 @@ WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 TITLE_SEPARATORS = re.compile(r"\s+[|–—·:»/-]+\s+")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 MAX_WORDS = 6
-MIN_GAIN = 1.0  # weight·idf a span must reach (one title word found in under ~35% of pages)
+MIN_GAIN = 0.5  # weight·idf a span must reach (a title word found in under ~60% of pages)
 TITLE_BONUS = 1.5
 TEXT_TERMS = 12  # distinctive words of the target's text in its profile
 CONTEXT_CHARS = 300

@@ -193,11 +193,18 @@ def chunk_text(text: str, tokenizer, max_tokens: int, overlap: int, max_chunks: 
     if not offsets:
         return [text[:budget]]
     chunks: list[str] = []
-    for start in range(0, len(offsets), step):
-        window = offsets[start:start + max_tokens]
-        chunks.append(text[window[0][0]:window[-1][1]])
-        if len(chunks) >= max_chunks or start + max_tokens >= len(offsets):
+    start = 0
+    while start < len(offsets) and len(chunks) < max_chunks:
+        end = min(start + max_tokens, len(offsets))
+        # Do not cut inside a word: the slice would tokenise into more tokens than counted.
+        while end < len(offsets) and end - start > 1 and offsets[end][0] == offsets[end - 1][1]:
+            end -= 1
+        chunks.append(text[offsets[start][0]:offsets[end - 1][1]])
+        if end >= len(offsets):
             break
+        start = max(start + 1, end - (max_tokens - step))
+        while start < end and offsets[start][0] == offsets[start - 1][1]:
+            start += 1
     return chunks
 
 

@@ -8,6 +8,7 @@ sensible default. ``SITE`` is a handful of pages of real prose on three topics
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -173,3 +174,11 @@ def later(row: dict, **changes: object) -> dict:
     if "text" in changes:
         changed["content_hash"] = hashlib.sha1(str(changes["text"]).encode()).hexdigest()
     return changed
+
+
+@functools.cache
+def bundled_model():  # noqa: ANN201 - postprocess.embed.Embedder
+    """The bundled model, loaded once per test session (it takes seconds)."""
+    from postprocess.embed import load_model
+
+    return load_model(None)

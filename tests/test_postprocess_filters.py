@@ -1,0 +1,164 @@
+"""Filters, caps and score parts: pure functions, tables of cases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from postprocess.candidates import (
+    Suggestion,
+    apply_caps,
+    existing_links,
+    inbound_counts,
+    pair_rejection,
+    source_exclusion,
+    target_exclusion,
+)
+from postprocess.errors import InputError
+from postprocess.load import Crawl, Link, Page
+from postprocess.options import Options, validate
+from postprocess.scoring import combine, date_factor, parse_date
+
+A = Page(url="https://s.test/a/", text="a text", lang="en")
+B = Page(url="https://s.test/b/", text="b text", lang="en")
+LINKED = {(A.url, B.url)}
+
+
+def _with(page: Page, **changes: object) -> Page:
+    values = {name: getattr(page, name) for name in Page.__slots__}
+    values.update(changes)
+    return Page(**values)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "similarity", "linked", "options", "reason"),
+    [
+        (A, B, 0.7, set(), Options(), None),
+        (A, A, 0.99, set(), Options(), "self"),
+        (A, B, 0.7, LINKED, Options(), "already_linked"),
+        (B, A, 0.7, LINKED, Options(), None),  # a link one way does not block the other way
+        (A, B, 0.3, set(), Options(min_score=0.5), "below_min_score"),
+        (A, B, 0.3, set(), Options(min_score=0.2), None),
+        (A, B, 0.97, set(), Options(max_similarity=0.95), "near_duplicate"),
+        (A, B, 0.97, set(), Options(max_similarity=0.99), None),
+        (A, _with(B, lang="fr"), 0.7, set(), Options(), "cross_language"),
+        (A, _with(B, lang="fr"), 0.7, set(), Options(allow_cross_language=True), None),
+        (A, _with(B, lang="en-GB"), 0.7, set(), Options(), None),  # same language, another region
+        (A, _with(B, lang=None), 0.7, set(), Options(), None),  # unknown language: kept
+        (A, _with(B, thin=True), 0.7, set(), Options(), "target_thin"),
+        (A, _with(B, noindex=True), 0.7, set(), Options(), "target_noindex"),
+        (A, _with(B, status=404), 0.7, set(), Options(), "target_status"),
+    ],
+)
+def test_pair_rejection(source, target, similarity, linked, options, reason):
+    assert pair_rejection(source, target, similarity, linked, options) == reason
+
+
+@pytest.mark.parametrize(
+    ("page", "options", "source_reason", "target_reason"),
+    [
+        (A, Options(), None, None),
+        (_with(A, thin=True), Options(), None, "target_thin"),
+        (_with(A, thin=True), Options(exclude_thin_sources=True), "source_thin", "target_thin"),
+        (_with(A, status=500), Options(), "source_status", "target_status"),
+        (_with(A, text=" "), Options(), "source_no_text", None),
+        (_with(A, noindex=True), Options(), None, "target_noindex"),
+    ],
+)
+def test_page_exclusions(page, options, source_reason, target_reason):
+    assert source_exclusion(page, options) == source_reason
+    assert target_exclusion(page) == target_reason
+
+
+LINKS = [Link("s", "t1", "x", "content"), Link("s", "t2", "y", "nav"), Link("s", "s", "self", "content")]
+
+
+@pytest.mark.parametrize(
+    ("content_only", "pairs"),
+    [(False, {("s", "t1"), ("s", "t2"), ("s", "s")}), (True, {("s", "t1"), ("s", "s")})],
+)
+def test_existing_links_any_position_or_content_only(content_only, pairs):
+    assert existing_links(LINKS, content_only) == pairs
+
+
+def test_inbound_counts_distinct_sources_without_self_links():
+    links = [Link("a", "t"), Link("a", "t"), Link("b", "t"), Link("t", "t")]
+    crawl = Crawl(pages=[], links=links)
+    assert inbound_counts(crawl)["t"] == 2
+
+
+def _s(source: str, target: str, score: float) -> Suggestion:
+    return Suggestion(source, target, score)
+
+
+@pytest.mark.parametrize(
+    ("per_source", "per_target", "kept"),
+    [
+        (5, 20, [("a", "x"), ("a", "y"), ("b", "x"), ("c", "x"), ("a", "z")]),
+        (1, 20, [("a", "x"), ("b", "x"), ("c", "x")]),
+        (5, 1, [("a", "x"), ("a", "y"), ("a", "z")]),
+        (2, 2, [("a", "x"), ("a", "y"), ("b", "x")]),
+    ],
+)
+def test_caps_are_greedy_in_score_order(per_source, per_target, kept):
+    ranked = [_s("a", "x", 0.9), _s("a", "y", 0.8), _s("b", "x", 0.7), _s("c", "x", 0.6), _s("a", "z", 0.5)]
+    result = apply_caps(ranked, per_source, per_target)
+    assert [(s.source_url, s.target_url) for s in result] == kept
+    ranks: dict[str, int] = {}
+    for s in result:
+        ranks[s.source_url] = ranks.get(s.source_url, 0) + 1
+        assert s.rank == ranks[s.source_url]
+
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("published", "half_life", "factor"),
+    [
+        (None, 365, 1.0),
+        ("2026-11-01", 0, 1.0),  # decay off
+        ("2026-11-01", 365, 1.0),
+        ("2025-11-01", 365, 0.5),
+        ("2024-11-01T10:00:00Z", 365, 0.25),
+        ("2024-11-02", 365, 0.25),
+        ("not a date", 365, 1.0),
+        ("2027-01-01", 365, 1.0),  # in the future: no boost
+    ],
+)
+def test_date_factor(published, half_life, factor):
+    assert date_factor(published, NOW, half_life) == pytest.approx(factor, abs=0.002)
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [("2026-01-02", datetime(2026, 1, 2, tzinfo=UTC)), ("2026-01-02T03:04:05+00:00",
+                                                       datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
+     ("", None), (None, None), ("yesterday", None)],
+)
+def test_parse_date(value, parsed):
+    assert parse_date(value) == parsed
+
+
+def test_combine_is_similarity_times_date_factor():
+    assert combine({"similarity": 0.8, "date_factor": 0.5}, Options()) == pytest.approx(0.4)
+    assert combine({"similarity": 0.8}, Options()) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (Options(per_source=0), "--per-source must be at least 1"),
+        (Options(per_target=0), "--per-target"),
+        (Options(neighbours=0), "--neighbours"),
+        (Options(trees=0), "--trees"),
+        (Options(title_weight=1.5), "--title-weight"),
+        (Options(min_score=0.99, max_similarity=0.9), "--min-score"),
+        (Options(date_decay_days=-1), "--date-decay-days"),
+        (Options(chunk_overlap=-1), "--chunk-overlap"),
+    ],
+)
+def test_invalid_options_are_one_line_errors(options, message):
+    with pytest.raises(InputError, match=message):
+        validate(options)

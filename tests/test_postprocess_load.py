@@ -1,0 +1,154 @@
+"""The loader: part merging, newest fetch, aliases, column checks, job selection."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pyarrow.parquet as pq
+import pytest
+from crawlkit import (
+    COMPOST,
+    ESPRESSO,
+    GRINDER,
+    POUR_OVER,
+    SITE,
+    SITE_LINKS,
+    later,
+    link,
+    page,
+    skip,
+    url,
+    write_crawl,
+    write_site,
+)
+
+from postprocess.errors import InputError
+from postprocess.load import alias_map, build_crawl, load_crawl, require_linkable, resolve
+
+
+def test_newer_page_row_wins_across_parts(tmp_path):
+    write_site(tmp_path)
+    newer = later(SITE[0], title="Espresso, revised", text="A new text about espresso shots and crema.")
+    write_crawl(tmp_path, [newer], [], part="job2-0001")
+    crawl = load_crawl(tmp_path)
+    by_url = {p.url: p for p in crawl.pages}
+    assert len(crawl.pages) == len(SITE)
+    assert by_url[ESPRESSO].title == "Espresso, revised"
+    assert by_url[ESPRESSO].text.startswith("A new text")
+
+
+def test_links_come_from_the_sources_newest_fetch_only():
+    old = link(ESPRESSO, GRINDER, "burr grinder")
+    new = later(link(ESPRESSO, POUR_OVER, "pour-over"))
+    crawl = build_crawl(SITE, [old, new], [])
+    assert [(lk.source_url, lk.target_url) for lk in crawl.links] == [(ESPRESSO, POUR_OVER)]
+
+
+@pytest.mark.parametrize(
+    ("aliases", "start", "end"),
+    [
+        ({}, "a", "a"),
+        ({"a": "b"}, "a", "b"),
+        ({"a": "b", "b": "c"}, "a", "c"),  # chain
+        ({"a": "b", "b": "a"}, "a", "b"),  # cycle: stops before coming back
+        ({"a": "b", "b": "c", "c": "b"}, "a", "c"),
+    ],
+)
+def test_resolve_follows_chains_and_stops_on_cycles(aliases, start, end):
+    assert resolve(start, aliases) == end
+
+
+def test_alias_map_takes_redirects_and_canonicals_only():
+    rows = [skip("u1", "redirect", "p1"), skip("u2", "canonicalised", "p2"), skip("u3", "robots"),
+            skip("u4", "redirect", None), skip("u5", "redirect", "u5")]
+    assert alias_map(rows) == {"u1": "p1", "u2": "p2"}
+
+
+def test_link_targets_are_rewritten_through_aliases():
+    old_url = url("/coffee/espresso.html")
+    short = url("/e")
+    skipped = [skip(short, "redirect", old_url), skip(old_url, "canonicalised", ESPRESSO)]
+    crawl = build_crawl(SITE, [link(POUR_OVER, short, "espresso")], skipped)
+    assert crawl.links[0].target_url == ESPRESSO
+    assert crawl.aliases[short] == old_url
+
+
+def test_a_page_that_later_redirects_becomes_an_alias():
+    moved = skip(COMPOST, "redirect", ESPRESSO, fetched_at=SITE[0]["fetched_at"] + timedelta(days=2))
+    crawl = build_crawl(SITE, [link(POUR_OVER, COMPOST, "compost")], [moved])
+    assert COMPOST not in {p.url for p in crawl.pages}
+    assert crawl.links[0].target_url == ESPRESSO
+
+
+def test_links_to_unknown_pages_are_kept():
+    crawl = build_crawl(SITE, [link(ESPRESSO, url("/nowhere/"), "x")], [])
+    assert crawl.links[0].target_url == url("/nowhere/")
+
+
+def test_missing_column_is_named(tmp_path):
+    write_site(tmp_path)
+    table = pq.read_table(tmp_path / "pages" / "part-job1-0001.parquet").drop_columns(["text"])
+    pq.write_table(table, tmp_path / "pages" / "part-job1-0001.parquet")
+    with pytest.raises(InputError, match="has no column 'text'"):
+        load_crawl(tmp_path)
+
+
+def test_optional_columns_may_be_missing(tmp_path):
+    write_site(tmp_path)
+    path = tmp_path / "pages" / "part-job1-0001.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["published", "depth", "job"]), path)
+    assert len(load_crawl(tmp_path).pages) == len(SITE)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: None, "crawl directory not found"),
+        (lambda d: (d / "pages").mkdir(parents=True), "pages/ has no part-"),
+        (lambda d: write_crawl(d, []), "hold no rows"),
+    ],
+)
+def test_empty_crawls_are_refused(tmp_path, setup, message):
+    crawl_dir = tmp_path / "crawl"
+    setup(crawl_dir)
+    with pytest.raises(InputError, match=message):
+        load_crawl(crawl_dir)
+
+
+def test_unreadable_part_is_named(tmp_path):
+    write_site(tmp_path)
+    (tmp_path / "pages" / "part-broken.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InputError, match="part-broken.parquet"):
+        load_crawl(tmp_path)
+
+
+def test_job_selects_rows_of_one_job(tmp_path):
+    write_site(tmp_path)
+    other = page(url("/other/"), "Other", "Some other text about a different job.", job="job2")
+    write_crawl(tmp_path, [other], [], part="job2-0001")
+    assert [p.url for p in load_crawl(tmp_path, job="job2").pages] == [url("/other/")]
+    assert len(load_crawl(tmp_path).pages) == len(SITE) + 1
+    with pytest.raises(InputError, match="for job nope"):
+        load_crawl(tmp_path, job="nope")
+
+
+@pytest.mark.parametrize(
+    ("pages", "message"),
+    [
+        ([page(ESPRESSO, "E", ""), page(GRINDER, "G", "  ")], "has main text"),
+        ([page(ESPRESSO, "E", "Some text.")], "nothing to link"),
+        ([page(ESPRESSO, "E", "Some text."), page(GRINDER, "G", "")], "nothing to link"),
+    ],
+)
+def test_require_linkable(pages, message):
+    with pytest.raises(InputError, match=message):
+        require_linkable(build_crawl(pages, [], []))
+
+
+def test_full_site_loads_with_types(tmp_path):
+    write_site(tmp_path)
+    crawl = load_crawl(tmp_path)
+    require_linkable(crawl)
+    assert len(crawl.links) == len(SITE_LINKS)
+    first = crawl.pages[0]
+    assert isinstance(first.headings, tuple) and first.status == 200 and first.lang == "en"
