@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 #: Default share of the in-content pairs hidden.
 DEFAULT_HIDE = 0.2
+#: The rankings compared: the pipeline's own, and the two baselines.
+METHODS = ("default", "plain", "tfidf")
 #: Default cut-offs for recall@k.
 DEFAULT_KS = (1, 5, 10)
 #: Anchor agreement is measured on hidden pairs found within this many suggestions.
@@ -332,7 +334,7 @@ def default_rankings(visible_crawl: Any, options: Any, model: Any, embeddings: A
 
 
 def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAULT_HIDE, seed: int = 0,
-                   ks: Sequence[int] = DEFAULT_KS, methods: Sequence[str] = ("default", "plain", "tfidf"),
+                   ks: Sequence[int] = DEFAULT_KS, methods: Sequence[str] = METHODS,
                    cache_dir: str | None = None) -> dict[str, Any]:
     """Hide links, rank with each method, and score them: the payload of evaluation.json."""
     from dataclasses import replace
@@ -363,7 +365,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         elif method == "tfidf":
             rankings = baselines.tfidf_rankings(pages, visible, depth, targets=targets)
         else:
-            raise _input_error(f"unknown method {method!r}: choose from default, plain, tfidf")
+            raise _input_error(f"unknown method {method!r}: choose from {', '.join(METHODS)}")
         result = score_method(method, rankings, hidden, ks)
         result.seconds = time.perf_counter() - started
         results.append(result)
@@ -402,6 +404,9 @@ def run(args: argparse.Namespace) -> int:
         raise _input_error(f"--hide must be between 0 and 1, got {args.hide}")
     if any(k < 1 for k in args.k):
         raise _input_error(f"--k values must be positive, got {args.k}")
+    for method in args.methods:
+        if method not in METHODS:
+            raise _input_error(f"unknown method {method!r}: choose from {', '.join(METHODS)}")
     options = options_from(args)
     crawl = load_crawl(args.crawl, args.job)
     require_linkable(crawl)

@@ -162,3 +162,122 @@ def test_hidden_pairs_can_be_limited_to_pages_that_may_receive_links() -> None:
     _, hidden = hide_links(many_links(), PAGES, 0.5, seed=0, targets=allowed)
     assert hidden and {t for _, t in hidden} <= allowed
     assert len(hidden) == 9  # half of the 18 pairs into b or c
+
+
+# --------------------------------------------------------------------------- baselines and CLI, real model
+
+def site_crawl(tmp_path):  # noqa: ANN001, ANN201 - Path -> Crawl
+    from postprocess.load import load_crawl
+    from tests.crawlkit import write_site
+
+    return load_crawl(write_site(tmp_path / "crawl"))
+
+
+@pytest.mark.slow
+def test_plain_baseline_ranks_the_same_topic_first_and_skips_self_and_linked_pairs(tmp_path) -> None:  # noqa: ANN001
+    from postprocess.baselines import plain_rankings
+    from tests.crawlkit import ESPRESSO, GRINDER, POUR_OVER, ROSES, bundled_model
+
+    crawl = site_crawl(tmp_path)
+    rankings = plain_rankings(crawl.pages, crawl.links, bundled_model(), depth=3)
+    espresso = rankings[ESPRESSO]
+    assert [r.target_url for r in espresso][:1] == [POUR_OVER]  # GRINDER is already linked
+    assert ESPRESSO not in {r.target_url for r in espresso}
+    assert GRINDER not in {r.target_url for r in espresso}
+    assert espresso[0].anchor == "Pour-over coffee brewing guide | Example Kitchen"  # the target's title
+    assert [r.score for r in espresso] == sorted((r.score for r in espresso), reverse=True)
+    limited = plain_rankings(crawl.pages, crawl.links, bundled_model(), depth=3, targets={ROSES})
+    assert {r.target_url for rows in limited.values() for r in rows} == {ROSES}
+
+
+def test_tfidf_baseline_ranks_pages_sharing_words(tmp_path) -> None:  # noqa: ANN001
+    from postprocess.baselines import tfidf_rankings
+    from tests.crawlkit import COMPOST, ROSES, TOMATOES
+
+    crawl = site_crawl(tmp_path)
+    rankings = tfidf_rankings(crawl.pages, crawl.links, depth=2)
+    assert {r.target_url for r in rankings[ROSES]} == {COMPOST, TOMATOES}
+    assert TOMATOES not in {r.target_url for r in rankings[COMPOST]}  # already linked
+    assert all(len(rows) <= 2 for rows in rankings.values())
+
+
+def linked_site(directory):  # noqa: ANN001, ANN201 - Path -> Path
+    """The crawlkit site with in-content links inside each topic (anchor: a phrase of the source)."""
+    from tests.crawlkit import (
+        CHAIN,
+        COMPOST,
+        ESPRESSO,
+        GRINDER,
+        POUR_OVER,
+        ROSES,
+        SITE,
+        TOMATOES,
+        TYRES,
+        link,
+        write_crawl,
+    )
+
+    links = [
+        link(ESPRESSO, GRINDER, "burr grinder"), link(ESPRESSO, POUR_OVER, "coffee"),
+        link(POUR_OVER, GRINDER, "burr grinder"), link(POUR_OVER, ESPRESSO, "espresso"),
+        link(GRINDER, ESPRESSO, "espresso shot"), link(GRINDER, POUR_OVER, "pour-over"),
+        link(TOMATOES, COMPOST, "compost"), link(ROSES, COMPOST, "compost"),
+        link(COMPOST, TOMATOES, "tomatoes"), link(COMPOST, ROSES, "roses"),
+        link(CHAIN, TYRES, "bicycle"), link(TYRES, CHAIN, "bicycle"),
+    ]
+    return write_crawl(directory, SITE, links)
+
+
+@pytest.mark.slow
+def test_evaluate_command_prints_the_table_and_writes_evaluation_json(tmp_path) -> None:  # noqa: ANN001
+    import json
+    import subprocess
+    import sys
+
+    crawl = linked_site(tmp_path / "crawl")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "postprocess", "evaluate", "--crawl", str(crawl), "--out", str(out),
+         "--hide", "0.5", "--seed", "1", "--k", "1", "3"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "6 of 12 in-content linked pairs hidden" in done.stdout
+    for method in ("default", "plain", "tfidf"):
+        assert method in done.stdout
+    payload = json.loads((out / "evaluation.json").read_text())
+    assert payload["hidden_pairs"] == 6 and payload["k"] == [1, 3]
+    assert [m["method"] for m in payload["methods"]] == ["default", "plain", "tfidf"]
+    for m in payload["methods"]:
+        assert 0 <= m["recall"]["1"] <= m["recall"]["3"] <= 1
+    assert not list(out.glob("*.tmp*"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--hide", "1.5"], "--hide must be between 0 and 1"),
+        (["--k", "0"], "--k values must be positive"),
+        (["--methods", "magic"], "unknown method 'magic'"),
+    ],
+)
+def test_evaluate_command_rejects_bad_options_in_one_line(tmp_path, capsys, args, message) -> None:  # noqa: ANN001
+    from postprocess.cli import main
+
+    crawl = linked_site(tmp_path / "crawl")
+    status = main(["evaluate", "--crawl", str(crawl), "--out", str(tmp_path / "out"), *args])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert message in err and "\n" not in err
+    assert not (tmp_path / "out" / "evaluation.json").exists()
+
+
+@pytest.mark.slow
+def test_evaluate_command_on_a_crawl_without_content_links(tmp_path, capsys) -> None:  # noqa: ANN001
+    from postprocess.cli import main
+    from tests.crawlkit import SITE, link, write_crawl
+
+    crawl = write_crawl(tmp_path / "crawl", SITE, [link(SITE[0]["url"], SITE[1]["url"], "x", "nav")])
+    status = main(["evaluate", "--crawl", str(crawl), "--out", str(tmp_path / "out"), "--methods", "tfidf"])
+    assert status == 2
+    assert "no in-content links" in capsys.readouterr().err
