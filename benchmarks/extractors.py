@@ -53,6 +53,19 @@ def ours(html: bytes, url: str) -> str:
     return extract.extract_page(html, url).text
 
 
+def ours_without_names(html: bytes, url: str) -> str:
+    """extract_page without the list of named content containers (#content, div.body, #yui-main …):
+    what is left when a template's content element is not one it knows."""
+    saved = extract._CONTENT_NAMES
+    extract._CONTENT_NAMES = frozenset()
+    extract._LABEL_CACHE.clear()
+    try:
+        return extract.extract_page(html, url).text
+    finally:
+        extract._CONTENT_NAMES = saved
+        extract._LABEL_CACHE.clear()
+
+
 def lxml_parse_only(html: bytes, url: str) -> str:
     extract.parse_html(html)
     return ""
@@ -62,6 +75,7 @@ def extractors() -> dict[str, Callable[[bytes, str], str] | str]:
     """name -> function, or name -> why it is missing."""
     found: dict[str, Callable[[bytes, str], str] | str] = {
         "linkspider extract_page (text + links + metadata)": ours,
+        "linkspider, content-container names ignored (ablation)": ours_without_names,
     }
     try:
         from resiliparse.extract.html2text import extract_plain_text

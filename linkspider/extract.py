@@ -115,7 +115,7 @@ def _class_landmark(names: list[str], label: str) -> str | None:
         return "header"
     if any(
         t.startswith(("nav", "menu")) or t.endswith("nav") or "breadcrumb" in t
-        or t in ("related", "pagination", "pager", "crumbs", "toolbar")
+        or t in ("related", "pagination", "pager", "crumbs", "toolbar", "toc")
         for t in tokens
     ):
         return "nav"
@@ -188,8 +188,7 @@ class _Layout:
                 candidates.append((el, label))
         total_p = sum(1 for _ in root.iter("p")) if candidates else 0
         for el, label in candidates:
-            # a wrapper named "has-sidebar" holding most of the page is not a sidebar
-            if label != "removed" and sum(1 for _ in el.iter("p")) > max(2.0, total_p / 2):
+            if label != "removed" and self._is_wrapper(el, label, total_p):
                 continue
             if label != "removed" and self._inside_explicit(el):
                 continue
@@ -202,6 +201,14 @@ class _Layout:
         self.pruned: set[etree._Element] = set()
         if self.content is self.body:
             self._prune(self.body, self._text_len(self.body))
+
+    def _is_wrapper(self, el: etree._Element, label: str, total_p: int) -> bool:
+        """True for a page wrapper whose class only mentions a landmark ("has-sidebar", "nav-open")."""
+        if any(_within(x, el) for x in self.explicit):
+            return True
+        if label != "header" and next(el.iter("h1"), None) is not None:
+            return True
+        return sum(1 for _ in el.iter("p")) > max(4, total_p / 2)
 
     def _inside_explicit(self, el: etree._Element, strict: bool = False) -> bool:
         for anc in el.iterancestors():

@@ -95,6 +95,19 @@ def test_wrapper_named_like_a_sidebar_is_not_removed() -> None:
     assert "Widget words" not in result.text
 
 
+def test_short_page_sidebar_with_paragraphs_is_removed() -> None:
+    sidebar = "<div id='sidebar'><p>Previous topic</p><p>Next topic</p><p>Last update</p></div>"
+    result = extract_page(page(f"<div><h1>Short</h1><p>{ARTICLE}</p></div>{sidebar}"), URL)
+    assert "Internal links help readers" in result.text
+    assert "Last update" not in result.text
+
+
+def test_wrapper_holding_the_h1_is_not_removed() -> None:
+    html = page(f"<div class='layout with-sidebar'><h1>Post title</h1><p>{ARTICLE}</p></div>")
+    result = extract_page(html, URL)
+    assert "Internal links help readers" in result.text
+
+
 def test_toc_page_keeps_its_link_list() -> None:
     items = "".join(f"<li><a href='/p{i}.html'>Chapter number {i}</a></li>" for i in range(20))
     result = extract_page(page(f"<div><h1>Contents</h1><ul>{items}</ul></div>"), URL)
@@ -279,6 +292,9 @@ POSITIONS = [
     ("<main><p>text</p></main><div><a href='/x'>x</a></div>", "other"),
     ("<div><p>Plain page, no markup, <a href='/x'>x</a></p></div>", "content"),
     ("<div id='content'><div class='sidebar'><a href='/x'>x</a></div></div>", "aside"),
+    ("<div class='toc'><a href='/x'>x</a></div>", "nav"),
+    ("<div class='navfooter'><a href='/x'>x</a></div>", "footer"),
+    ("<div class='section' id='s-related-name'><p>See <a href='/x'>x</a></p></div>", "content"),
 ]
 
 
