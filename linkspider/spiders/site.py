@@ -69,6 +69,11 @@ def url_policy(settings: BaseSettings) -> UrlPolicy:
     )
 
 
+def skip_in_browser(request: Any) -> bool:
+    """Playwright: do not load images, media and fonts while rendering (links need none)."""
+    return request.resource_type in ("image", "media", "font")
+
+
 def new_job_id() -> str:
     """A job id for a crawl started without one: UTC time and a random suffix."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
@@ -124,13 +129,20 @@ class SiteSpider(Spider):
                 priority="spider",
             )
             settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
-        spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"))
+            settings.set("PLAYWRIGHT_ABORT_REQUEST", skip_in_browser, priority="spider")
+        # DEPTH_LIMIT counts clicks from the start page, enforced here: Scrapy's own
+        # depth also counts redirect hops and render=1's second request.
+        depth_limit = settings.getint("DEPTH_LIMIT")
+        settings.set("DEPTH_LIMIT", 0, priority=100)
+        spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
         crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.on_headers, signal=signals.headers_received)
         return spider
 
-    def __init__(self, arguments: CrawlArguments, policy: UrlPolicy, sitemaps: bool = True) -> None:
+    def __init__(
+        self, arguments: CrawlArguments, policy: UrlPolicy, sitemaps: bool = True, depth_limit: int = 0
+    ) -> None:
         # Spider arguments are not set as attributes: ``start`` would hide start().
         super().__init__()
         self.arguments = arguments
@@ -140,6 +152,7 @@ class SiteSpider(Spider):
         self.scope = arguments.scope
         self.max_pages = arguments.max_pages
         self.render = arguments.render
+        self.depth_limit = depth_limit  # clicks from the start page; 0 = no limit
         self.seen: set[str] = set()  # URLs scheduled by this process (the dupefilter has the rest)
         self._job: str | None = arguments.job
         self._restored = False
@@ -188,9 +201,14 @@ class SiteSpider(Spider):
             META: {"url": url, "found_by": found_by, "depth": depth, "from": from_url},
             "dont_redirect": True,
         }
-        if self.render:
-            meta["playwright"] = True
         return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta)
+
+    def render_request(self, response: Response) -> Request:
+        """The same page again, through the browser (render=1), once the plain fetch found HTML."""
+        meta = {META: response.meta[META], "dont_redirect": True, "playwright": True}
+        return Request(
+            response.url, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=True
+        )
 
     def consider(
         self, url: str, *, from_url: str | None, found_by: str, depth: int | None
@@ -205,6 +223,9 @@ class SiteSpider(Spider):
         reason = skip_reason(url, self.policy)
         if reason is not None:
             return self.skip_once(url, reason, from_url=from_url)
+        if self.depth_limit and depth is not None and depth > self.depth_limit:
+            self.crawler.stats.inc_value("linkspider/depth_limit")
+            return None  # not marked seen: a shorter path may still reach it
         self.seen.add(url)
         return self.page_request(url, found_by=found_by, depth=depth, from_url=from_url)
 
@@ -272,6 +293,11 @@ class SiteSpider(Spider):
         state = self._restore()
         if self.max_pages and self.page_count >= self.max_pages:
             self.crawler.stats.inc_value("linkspider/over_cap")
+            return
+        if self.render and not response.meta.get("playwright"):
+            # Status, redirects, type and size are settled by the plain fetch, so the
+            # browser only ever loads pages of this site known to be HTML.
+            yield self.render_request(response)
             return
         content = extract_page(response.text, response.url)
         targets = [self.canonical(link.url) for link in content.links]
