@@ -69,6 +69,18 @@ def url_policy(settings: BaseSettings) -> UrlPolicy:
     )
 
 
+def robots_directives(values: Iterable[bytes]) -> set[str]:
+    """Directives of X-Robots-Tag headers that apply to every crawler (``googlebot: …`` ignored)."""
+    directives: set[str] = set()
+    for raw in values:
+        value = raw.decode("latin-1").strip().lower()
+        head, sep, rest = value.partition(":")
+        if sep and "," not in head and head.strip() not in ("unavailable_after",):
+            continue  # addressed to one named bot
+        directives.update(part.strip() for part in value.split(","))
+    return directives
+
+
 def skip_in_browser(request: Any) -> bool:
     """Playwright: do not load images, media and fonts while rendering (links need none)."""
     return request.resource_type in ("image", "media", "font")
@@ -300,6 +312,9 @@ class SiteSpider(Spider):
             yield self.render_request(response)
             return
         content = extract_page(response.text, response.url)
+        robots_header = robots_directives(response.headers.getlist(b"X-Robots-Tag"))
+        content.noindex = content.noindex or "noindex" in robots_header or "none" in robots_header
+        content.nofollow = content.nofollow or "nofollow" in robots_header or "none" in robots_header
         targets = [self.canonical(link.url) for link in content.links]
         depth = info["depth"]
         child_depth = None if depth is None else depth + 1
