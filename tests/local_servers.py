@@ -43,14 +43,24 @@ def _wait_for(check, what: str, timeout: float, log: Path | None = None) -> None
     raise RuntimeError(f"{what} did not start within {timeout:g} s\n{tail}")
 
 
-def _stop(pidfile: Path, timeout: float = 10.0) -> None:
+def _stop(pidfile: Path, timeout: float = 10.0, child: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the pid in ``pidfile`` and wait for it to go (SIGKILL after ``timeout``)."""
     try:
         pid = int(pidfile.read_text().strip())
     except (OSError, ValueError):
+        pid = child.pid if child is not None else 0
+    if not pid:
         return
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
+        return
+    if child is not None and child.pid == pid:  # our child: reap it (a zombie still answers kill 0)
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -137,10 +147,8 @@ def scrapyd_server(folder: Path) -> Iterator[str]:
         _wait_for(answers, "scrapyd", 30.0, log)
         yield url
     finally:
-        _stop(pidfile)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        _stop(pidfile, child=process)
+        if process.poll() is None:
             process.kill()
             process.wait()
 
@@ -156,6 +164,25 @@ def copy_project(target: Path) -> Path:
         else:
             shutil.copy2(source, target / name)
     return target
+
+
+def deploy(project: Path, scrapyd_url: str) -> subprocess.CompletedProcess[str]:
+    """``scrapyd-deploy test`` from a project copy whose scrapy.cfg gains a ``test`` target."""
+    with open(project / "scrapy.cfg", "a", encoding="utf-8") as cfg:
+        cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n")
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    return subprocess.run(["scrapyd-deploy", "test"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=180)
+
+
+@contextmanager
+def deployed_scrapyd(folder: Path) -> Iterator[str]:
+    """A real scrapyd in ``folder`` with this project deployed by ``scrapyd-deploy``; yields its URL."""
+    with scrapyd_server(folder / "server") as url:
+        done = deploy(copy_project(folder / "project"), url)
+        if done.returncode != 0 or '"status": "ok"' not in done.stdout:
+            raise RuntimeError(f"scrapyd-deploy failed:\n{done.stderr}\n{done.stdout}")
+        yield url
 
 
 def post_form(url: str, fields: list[tuple[str, str]]) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import configparser
-import os
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from local_servers import REPO, copy_project, get_json, post_form, scrapyd_server
+from local_servers import REPO, copy_project, deploy, get_json, post_form, scrapyd_server
 
 from linkspider.testserver import serve
 from postprocess.errors import InputError
@@ -20,15 +19,6 @@ from postprocess.load import load_crawl
 from postprocess.scrapyd import Scrapyd, check_job, finish_reason, job_parts, job_state, wait_for_job
 
 SAMPLE_SITE = REPO / "sample_site"
-
-
-def deploy(project: Path, scrapyd_url: str) -> subprocess.CompletedProcess[str]:
-    """``scrapyd-deploy test`` from a copy of the project whose scrapy.cfg names a ``test`` target."""
-    with open(project / "scrapy.cfg", "a", encoding="utf-8") as cfg:
-        cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n")
-    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
-    return subprocess.run(["scrapyd-deploy", "test"], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=180)
 
 
 def schedule(scrapyd_url: str, *fields: tuple[str, str]) -> str:
