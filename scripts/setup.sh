@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)  # deploy/scheduled_run.sh talks to Scrapyd with curl
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   apt-get update -qq
