@@ -112,6 +112,36 @@ def extractors() -> dict[str, Callable[[bytes, str], str] | str]:
     return found
 
 
+#: Template regions of the Django docs (element id) and the positions their links should get.
+DJANGO_REGIONS = {"hd": ("header", "nav"), "sidebar": ("aside",), "ft": ("footer",), "yui-main": ("content",)}
+
+
+def position_agreement(root: Path) -> None:
+    """Every link of every page: the template region it sits in against its extracted position."""
+    table: Counter[tuple[str, str]] = Counter()
+    for path in sorted(root.rglob("*.html")):
+        html = path.read_bytes()
+        regions = []
+        for a in extract.parse_html(html).iter("a"):
+            href = (a.get("href") or "").strip()
+            if not href or href.startswith("#") or href.lower().startswith(extract._SKIPPED_SCHEMES):
+                continue
+            ids = (anc.get("id") for anc in a.iterancestors())
+            regions.append(next((i for i in ids if i in DJANGO_REGIONS), "none"))
+        links = extract.extract_page(html, f"http://127.0.0.1:8000/{path.relative_to(root)}").links
+        if len(links) != len(regions):
+            print(f"error: {path}: {len(links)} links extracted, {len(regions)} in the page", file=sys.stderr)
+            continue
+        table.update(zip(regions, (link.position for link in links), strict=True))
+    total = sum(table.values())
+    agree = sum(n for (region, pos), n in table.items() if pos in DJANGO_REGIONS.get(region, ()))
+    print("| template region (id) | position | links |")
+    print("| --- | --- | ---: |")
+    for (region, pos), n in sorted(table.items()):
+        print(f"| {region} | {pos} | {n} |")
+    print(f"\n{agree}/{total} links ({agree / total:.2%}) got the position of their template region")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", type=Path, help="folder of a Sphinx HTML build")
@@ -124,10 +154,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leak", action="append",
                         help="a template string that must not show in the text (repeatable; "
                              "default: the Django docs template's)")
+    parser.add_argument("--positions", action="store_true",
+                        help="instead: link positions of every page against the Django docs template regions")
     args = parser.parse_args(argv)
     if not args.root.is_dir():
         print(f"error: {args.root} is not a folder", file=sys.stderr)
         return 2
+    if args.positions:
+        position_agreement(args.root)
+        return 0
 
     files = sorted(p for p in args.root.rglob("*.html") if "_modules" not in p.parts)
     random.Random(args.seed).shuffle(files)

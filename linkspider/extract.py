@@ -123,11 +123,15 @@ def _class_landmark(names: list[str], label: str) -> str | None:
 
 
 def _landmark_id(el: etree._Element) -> str | None:
-    """The id, unless it is a slug made from a heading (Sphinx sections, long ids)."""
+    """The id, unless it looks made from a heading or a code name (Sphinx sections, viewcode blocks).
+
+    Landmark ids are short ("sidebar", "global-nav", "site-header"); "s-related-fields" or
+    "ModelAdmin.save_related" are not landmarks.
+    """
     id_ = el.get("id")
-    if not id_ or el.tag == "section" or "section" in (el.get("class") or "").split():
+    if not id_ or el.tag == "section" or "." in id_ or "section" in (el.get("class") or "").split():
         return None
-    return id_ if len(_TOKEN_SPLIT.split(id_.lower())) <= 3 else None
+    return id_ if len(_TOKEN_SPLIT.split(id_.lower())) <= 2 else None
 
 
 _LABEL_CACHE: dict[tuple[str | None, str | None, str | None], str | None] = {}
@@ -140,6 +144,8 @@ def _class_label(key: tuple[str | None, str | None, str | None]) -> str | None:
     except KeyError:
         pass
     cls, id_, label = key
+    if id_ and {"widget", "widgets"} & set(_TOKEN_SPLIT.split(id_.lower())):
+        id_ = None  # "widget" is a sidebar's class name, but an id "Widget" is a code name
     names = f"{cls or ''} {id_ or ''}".lower().split()
     if any(" ".join(t for t in _TOKEN_SPLIT.split(n) if t) in _CONTENT_NAMES for n in names):
         result: str | None = "content"

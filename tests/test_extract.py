@@ -295,6 +295,11 @@ POSITIONS = [
     ("<div class='toc'><a href='/x'>x</a></div>", "nav"),
     ("<div class='navfooter'><a href='/x'>x</a></div>", "footer"),
     ("<div class='section' id='s-related-name'><p>See <a href='/x'>x</a></p></div>", "content"),
+    ("<div class='viewcode-block' id='BoundField.as_widget'><a href='/x'>x</a></div>", "content"),
+    ("<div id='prefetch_related_objects'><a href='/x'>x</a></div>", "content"),
+    ("<div id='global-nav'><a href='/x'>x</a></div>", "nav"),
+    ("<div class='viewcode-block' id='Widget'><a href='/x'>x</a></div>", "content"),
+    ("<div class='widget'><a href='/x'>x</a></div>", "aside"),
 ]
 
 
