@@ -333,6 +333,15 @@ def _meta(root: etree._Element) -> dict[str, str]:
     return found
 
 
+def _robots_directives(root: etree._Element) -> set[str]:
+    """Directives of every robots (and googlebot) meta tag, lower-case."""
+    directives: set[str] = set()
+    for el in root.iter("meta"):
+        if (el.get("name") or "").strip().lower() in ("robots", "googlebot"):
+            directives.update(d.strip() for d in (el.get("content") or "").lower().split(","))
+    return directives
+
+
 def iso_date(value: str | None) -> str | None:
     """An ISO 8601 date or datetime from common date spellings, else None."""
     if not value:
@@ -632,8 +641,7 @@ def extract_page(html: str | bytes, url: str) -> PageContent:
     page.title = _clean(root.findtext(".//title"))
     meta = _meta(root)
     page.meta_description = _clean(meta.get("description") or meta.get("og:description"))
-    robots = ",".join(meta.get(k, "") for k in ("robots", "googlebot")).lower()
-    directives = {d.strip() for d in robots.split(",")}
+    directives = _robots_directives(root)
     page.noindex = bool(directives & {"noindex", "none"})
     page.nofollow = bool(directives & {"nofollow", "none"})
 

@@ -226,6 +226,8 @@ ROBOTS = [
     ("<meta name='robots' content='index, follow'>", False, False),
     ("<meta name='googlebot' content='noindex'>", True, False),
     ("<meta name='description' content='noindex nofollow'>", False, False),
+    ("<meta name='robots' content='index, follow'><meta name='robots' content='noindex'>", True, False),
+    ("<meta name='robots' content='max-snippet:-1, nofollow'>", False, True),
 ]
 
 
