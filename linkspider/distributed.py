@@ -21,7 +21,8 @@ Scrapyd) and every ``site`` crawl started with it joins one shared frontier:
   Each worker records a heartbeat in Redis while it has requests in flight;
   an idle worker keeps waiting (``DontCloseSpider``) while the shared queue is
   empty but another worker was busy within ``LINKSPIDER_REDIS_IDLE_CLOSE``
-  seconds, and closes once everything has been quiet that long.
+  seconds, and closes once everything has been quiet that long (at once when
+  it is the only live worker).
 """
 
 from __future__ import annotations
@@ -301,5 +302,12 @@ class SharedScheduler(Scheduler):
         now = time.time()
         if self.idle_since is None:
             self.idle_since = now
-        if self.crawl_busy() or now - self.idle_since < self.idle_close:
+        if self.crawl_busy():
             raise DontCloseSpider
+        if now - self.idle_since < self.idle_close and not self.alone(now):
+            raise DontCloseSpider
+
+    def alone(self, now: float) -> bool:
+        """True when no other live worker is registered: nobody else can add work, stop at once."""
+        live = self.server.zrangebyscore(self.keys["workers"], now - self.worker_ttl, "+inf")
+        return all(member in (self.worker.encode(), self.worker) for member in live)

@@ -125,7 +125,8 @@ def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_new_crawl_clears_a_finished_crawls_seen_set(tmp_path: Path) -> None:
-    """A seen-set left by an earlier crawl (no worker alive, queue empty) does not block the next one."""
+    """A seen-set left by an earlier crawl (no worker alive, queue empty) does not block the next one;
+    a worker alone on the frontier stops when the crawl drains."""
     with redis_server(tmp_path / "redis") as redis_url, serve(SAMPLE_SITE) as base:
         client = redis.Redis.from_url(redis_url)
         keys = crawl_keys(crawl_name("site", base))
@@ -133,7 +134,9 @@ def test_new_crawl_clears_a_finished_crawls_seen_set(tmp_path: Path) -> None:
         client.sadd("linkspider:site:other.example:dupefilter", "f" * 40)  # another site's crawl
         out = tmp_path / "crawl"
         log = tmp_path / "worker.log"
-        redis_settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "LINKSPIDER_REDIS_IDLE_CLOSE=1")
+        # A lone worker stops as soon as the crawl drains: it does not wait out the shared grace period.
+        grace = WORKER_TIMEOUT * 10
+        redis_settings = (f"LINKSPIDER_REDIS_URL={redis_url}", f"LINKSPIDER_REDIS_IDLE_CLOSE={grace}")
         [(rc, _)] = run_workers([crawl_command(base, out, log, *redis_settings)])
         assert rc == 0
         assert "new crawl (50 old fingerprints cleared)" in log.read_text()
