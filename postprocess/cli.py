@@ -71,7 +71,8 @@ def options_from(args: argparse.Namespace) -> Options:
     return options
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; a plugin module is imported only when ``command`` is that plugin (fast start)."""
     parser = argparse.ArgumentParser(
         prog="python -m postprocess",
         description="Turn a crawl (Parquet) into a ranked review queue of internal-link suggestions.")
@@ -83,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(module) is None:
             continue
         plugin = sub.add_parser(name, help=f"see {module}", conflict_handler="resolve")
+        if name != command:
+            continue
         if common:
             add_common_arguments(plugin)
         getattr(importlib.import_module(module), add)(plugin)
@@ -187,6 +190,10 @@ def stage_report(s: Session) -> None:
     report.write_html(s.out, crawl, s.rows, figures)
     s.timings["report"] = time.perf_counter() - started
     figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
+    stats = getattr(s.embeddings, "stats", None)
+    if stats:
+        keys = ("embedded_pages", "cached_pages", "texts")
+        figures["embedding"] = {k: stats[k] for k in keys if k in stats}
     report.write_summary(s.out, figures)
     print(report.format_summary(figures), flush=True)
 
@@ -212,7 +219,7 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line, run the stages; bad input is one line on stderr, exit 2."""
     argv = _with_default_command(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
                         format="%(name)s: %(message)s", stream=sys.stderr)

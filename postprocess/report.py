@@ -163,6 +163,10 @@ def format_summary(figures: dict) -> str:
         f"near duplicates  {figures['near_duplicate_pairs']} pairs (cannibalisation.csv)",
         "time per stage   " + ", ".join(f"{k} {v:.1f} s" for k, v in figures["seconds"].items()),
     ]
+    if "embedding" in figures:
+        emb = figures["embedding"]
+        lines.insert(4, f"embedded         {emb['embedded_pages']} pages ({emb['cached_pages']} unchanged, "
+                        "from the cache)")
     lines += [f"{name:<17}{path}" for name, path in figures["outputs"].items()
               if name in ("suggestions.csv", "report.html")]
     return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""``python3 -m postprocess`` as a user runs it: bad input, whole runs, stages one at a time."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from crawlkit import SITE, SITE_LINKS, later, page, url, write_crawl, write_site
+
+from postprocess.errors import PREFIX
+
+REPO = Path(__file__).resolve().parents[1]
+#: The sample pages are short and few: a lower similarity floor than the default.
+LOW = ["--min-score", "0.2"]
+
+
+def postprocess(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "postprocess", *args], cwd=REPO, env=env, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], words: str, out: Path) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(PREFIX) and words in lines[0], lines[0]
+    assert not (out / "suggestions.csv").exists()
+
+
+def _drop_text_column(d: Path) -> None:
+    write_site(d)
+    part = d / "pages" / "part-job1-0001.parquet"
+    pq.write_table(pq.read_table(part).drop_columns(["text"]), part)
+
+
+BAD_CRAWLS = [
+    ("no directory", lambda d: None, "crawl directory not found"),
+    ("empty crawl", lambda d: (d / "pages").mkdir(parents=True), "no pages"),
+    ("no rows", lambda d: write_crawl(d, []), "no pages"),
+    ("missing column", _drop_text_column, "no column 'text'"),
+    ("no text", lambda d: write_crawl(d, [dict(p, text="") for p in SITE]), "has main text"),
+    ("one page", lambda d: write_crawl(d, SITE[:1]), "nothing to link"),
+]
+
+
+@pytest.mark.parametrize(("case", "setup", "words"), BAD_CRAWLS, ids=[c[0] for c in BAD_CRAWLS])
+def test_bad_crawl_is_one_line_and_no_csv(tmp_path, case, setup, words):
+    crawl, out = tmp_path / "crawl", tmp_path / "out"
+    setup(crawl)
+    assert_one_line_error(postprocess("--crawl", str(crawl), "--out", str(out)), words, out)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(["--per-source", "0"], "--per-source must be at least 1"),
+     (["--job", "nope"], "for job nope"),
+     (["--model", "/nonexistent/model-folder"], "cannot be loaded offline")],
+)
+def test_bad_options_are_one_line(tmp_path, args, words):
+    write_site(tmp_path / "crawl")
+    out = tmp_path / "out"
+    result = postprocess("--crawl", str(tmp_path / "crawl"), "--out", str(out), *args)
+    assert_one_line_error(result, words, out)
+
+
+@pytest.mark.slow
+def test_model_not_in_the_cache_fails_without_download(tmp_path):
+    write_site(tmp_path / "crawl")
+    out = tmp_path / "out"
+    result = postprocess("--crawl", str(tmp_path / "crawl"), "--out", str(out),
+                         "--model", "BAAI/bge-small-en-v1.5", timeout=300)
+    assert_one_line_error(result, "cannot be loaded offline", out)
+
+
+def test_a_later_stage_before_the_earlier_ones_says_what_to_run(tmp_path):
+    write_site(tmp_path / "crawl")
+    out = tmp_path / "out"
+    result = postprocess("index", "--crawl", str(tmp_path / "crawl"), "--out", str(out))
+    assert_one_line_error(result, "run the embed stage first", out)
+
+
+def test_a_failed_run_leaves_the_old_csv_as_it_was(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "suggestions.csv").write_text("old,complete\n")
+    result = postprocess("--crawl", str(tmp_path / "missing"), "--out", str(out))
+    assert result.returncode == 2
+    assert (out / "suggestions.csv").read_text() == "old,complete\n"
+    assert [p.name for p in out.iterdir()] == ["suggestions.csv"]  # no temporary file left
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def check_queue(rows: list[dict[str, str]], pages: dict[str, str], linked: set[tuple[str, str]],
+                per_source: int) -> None:
+    """The issue's invariants on a written queue."""
+    sources: dict[str, int] = {}
+    for row in rows:
+        sources[row["source_url"]] = sources.get(row["source_url"], 0) + 1
+        assert row["source_url"] != row["target_url"]
+        assert (row["source_url"], row["target_url"]) not in linked
+        assert row["anchor_type"] in ("text", "title")
+        if row["anchor_type"] == "text":
+            assert row["anchor"] in pages[row["source_url"]]
+            assert 1 <= len(row["anchor"].split()) <= 6
+    assert all(n <= per_source for n in sources.values())
+    scores = [float(r["score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    for source in sources:
+        anchors = [r["anchor"].lower() for r in rows if r["source_url"] == source]
+        assert len(anchors) == len(set(anchors))
+
+
+@pytest.mark.slow
+def test_run_then_stages_one_at_a_time(tmp_path):
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    result = postprocess("--crawl", str(crawl), "--out", str(out), *LOW)
+    assert result.returncode == 0, result.stderr
+    assert str(out / "suggestions.csv") in result.stdout and "orphan pages" in result.stdout
+    for name in ("suggestions.csv", "suggestions.parquet", "cannibalisation.csv", "report.html",
+                 "summary.json", "index.ann", "index-ids.parquet", "vectors.parquet"):
+        assert (out / name).is_file(), name
+    assert list(out.glob(".*tmp*")) == []
+    rows = read_csv(out / "suggestions.csv")
+    assert rows, result.stdout
+    assert list(rows[0])[:6] == ["source_url", "target_url", "anchor", "anchor_type", "context", "score"]
+    assert {"similarity", "date_factor", "source_title", "target_title", "target_inbound"} <= set(rows[0])
+    pages = {p["url"]: p["text"] for p in SITE}
+    linked = {(lk["source_url"], lk["target_url"]) for lk in SITE_LINKS}
+    check_queue(rows, pages, linked, per_source=5)
+    assert pq.read_table(out / "suggestions.parquet").num_rows == len(rows)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["suggestions"] == len(rows) and summary["pages"] == len(SITE)
+    assert summary["embedding"]["embedded_pages"] == len(SITE)
+    html = (out / "report.html").read_text()
+    assert "<script" not in html and "Orphan pages" in html
+
+    # One page changes: a rerun embeds only that page.
+    changed = later(SITE[0], text=SITE[0]["text"] + " Descale the machine monthly.")
+    write_crawl(crawl, [changed], [], part="job2-1")
+    rerun = postprocess("--crawl", str(crawl), "--out", str(out), *LOW)
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads((out / "summary.json").read_text())["embedding"] == {
+        "embedded_pages": 1, "cached_pages": len(SITE) - 1, "texts": 2}
+
+    # Stages one at a time, with a tighter cap: no model is loaded after embed.
+    for stage in ("index", "rank", "anchors", "report"):
+        step = postprocess(stage, "--crawl", str(crawl), "--out", str(out), *LOW, "--per-source", "1")
+        assert step.returncode == 0, (stage, step.stderr)
+    capped = read_csv(out / "suggestions.csv")
+    check_queue(capped, pages, linked, per_source=1)
+    assert 0 < len(capped) < len(rows)
+
+
+@pytest.mark.slow
+def test_html_report_escapes_page_text(tmp_path):
+    evil = page(url("/evil/"), "<script>alert(1)</script> Espresso tips | Example Kitchen",
+                SITE[0]["text"].replace("espresso", "<b>espresso</b>"))
+    crawl = write_crawl(tmp_path / "crawl", [*SITE, evil], SITE_LINKS)
+    result = postprocess("--crawl", str(crawl), "--out", str(tmp_path / "out"), *LOW)
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
