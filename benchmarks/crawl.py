@@ -26,14 +26,29 @@ import time
 from pathlib import Path
 
 import pyarrow.compute as pc
+from scrapy.utils.project import get_project_settings
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from linkspider.parquet import read_table  # noqa: E402
+from linkspider.spiders.site import url_policy  # noqa: E402
 from linkspider.urls import canonical_url  # noqa: E402
 
 DEFAULT_SITE = "/usr/share/doc/python-django-doc/html"
+#: Navigation and footer text of the Django docs' template (Sphinx): never in the main text.
+BOILERPLATE = ["« previous", "next »", "Previous topic", "Next topic", "Quick search", "Last update:",
+               "Django 3.2.25 documentation", "Show Source"]
+#: Template links of every Django docs page and where they stand.
+SITE_LINKS = {
+    "Django 3.2.25 documentation": ("header",),
+    "Home": ("nav",),
+    "Table of contents": ("nav",),
+    "Index": ("nav",),
+    "Modules": ("nav",),
+    "previous": ("nav", "footer"),
+    "next": ("nav", "footer"),
+}
 
 
 def stat(log: str, name: str) -> float:
@@ -86,7 +101,8 @@ def check(site: Path, base: str, out: Path) -> None:
     skipped = read_table(out / "skipped")
     urls = pages.column("url").to_pylist()
     dupes = len(urls) - len(set(urls))
-    files = {canonical_url(base + str(p.relative_to(site))) for p in site.rglob("*.html")}
+    policy = url_policy(get_project_settings())
+    files = {canonical_url(base + str(p.relative_to(site)), policy) for p in site.rglob("*.html")}
     stored = set(urls) & files
     reasons = dict(zip(skipped.column("url").to_pylist(), skipped.column("reason").to_pylist(), strict=True))
     missing = sorted(files - set(urls))
@@ -103,9 +119,18 @@ def check(site: Path, base: str, out: Path) -> None:
         print(f"        {url}  ({reasons.get(url, 'unreached')})")
     extra = sorted(set(urls) - files)
     print(f"pages that are not HTML files of the folder: {len(extra)} {extra[:5]}")
+    texts = pages.column("text").to_pylist()
+    for phrase in BOILERPLATE:
+        print(f"pages whose text holds the site's boilerplate {phrase!r}: {sum(phrase in t for t in texts)}")
     links = read_table(out / "links")
     counts = pc.value_counts(links.column("position")).to_pylist()
     print("link positions:", {c["values"]: c["counts"] for c in counts})
+    anchors = links.column("anchor_text").to_pylist()
+    positions = links.column("position").to_pylist()
+    for anchor, allowed in SITE_LINKS.items():
+        found = [pos for a, pos in zip(anchors, positions, strict=True) if a == anchor]
+        right = sum(pos in allowed for pos in found)
+        print(f"links {anchor!r}: {right}/{len(found)} in {'/'.join(allowed)}")
 
 
 def main() -> int:
@@ -113,10 +138,15 @@ def main() -> int:
     parser.add_argument("--site", default=DEFAULT_SITE, help="folder of a static site to serve")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each crawl, alternating")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS(_PER_DOMAIN)")
+    parser.add_argument("--check-only", metavar="CRAWL_DIR", help="only check an existing crawl of --site")
+    parser.add_argument("--base", help="with --check-only: the base URL that crawl used")
     args = parser.parse_args()
     site = Path(args.site)
     if not site.is_dir():
         sys.exit(f"site folder not found: {site} (apt-get install python-django-doc)")
+    if args.check_only:
+        check(site, args.base, Path(args.check_only))
+        return 0
     server = subprocess.Popen(
         [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(site)],
         stdout=subprocess.PIPE,
