@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +66,56 @@ def test_sitemaps_off_misses_the_orphan(sample_site: str, scrapy_crawl: Crawler,
     assert sample_site + "guides/espresso/" in urls
     assert sample_site + "guides/orphan-sitemap-only/" not in urls
     assert all(p["found_by"] != "sitemap" for p in pages)
+
+
+class SlashlessSite(BaseHTTPRequestHandler):
+    """A site that strips trailing slashes: /about/ answers 301 to /about; /loop/ and /loop bounce."""
+
+    PAGES = {
+        "/": '<html lang="en"><title>Home</title><body><main><p>Home page with <a href="/about/">about</a>'
+        ' and <a href="/loop/">loop</a>.</p></main></body></html>',
+        "/about": '<html lang="en"><title>About</title><body><main><p>About us.</p></main></body></html>',
+    }
+    REDIRECTS = {"/about/": "/about", "/loop/": "/loop", "/loop": "/loop/"}
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_GET(self) -> None:
+        if self.path in self.REDIRECTS:
+            self.send_response(301)
+            self.send_header("Location", self.REDIRECTS[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = self.PAGES.get(self.path)
+        self.send_response(200 if body else 404)
+        data = (body or "not found").encode()
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def slashless_site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlashlessSite)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_redirect_to_another_spelling_of_the_same_url(
+    slashless_site: str, scrapy_crawl: Crawler, tmp_path: Path
+) -> None:
+    """With trailing_slash=add, /about is canonically /about/: the page is recorded, not lost."""
+    scrapy_crawl(slashless_site, tmp_path, settings={"LINKSPIDER_SITEMAPS": False, "ROBOTSTXT_OBEY": False})
+    pages, skipped = tables(tmp_path)
+    about = [p for p in pages if p["url"] == slashless_site + "about/"]
+    assert len(about) == 1 and about[0]["fetched_url"] == slashless_site + "about"
+    assert about[0]["title"] == "About"
+    [loop] = [s for s in skipped if s["url"] == slashless_site + "loop/"]
+    assert loop["reason"] == "error" and "redirect loop" in loop["detail"]
+    assert not [s for s in skipped if s["url"] == slashless_site + "about/"]

@@ -55,6 +55,7 @@ logger = logging.getLogger(__name__)
 META = "linkspider"  # request.meta key of the spider's own bookkeeping
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
+MAX_SPELLING_HOPS = 2  # redirects between spellings of one canonical URL before giving up
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
@@ -358,6 +359,19 @@ class SiteSpider(Spider):
         detail = f"{response.status} to {location}"
         if target is None or not same_origin(target, self.start_url):
             yield self.skip(url, "offsite", from_url=info["from"], alias_of=target, detail=detail)
+            return
+        if target == url:
+            # The server prefers another spelling of the same canonical URL (a site that
+            # strips trailing slashes, say): fetch that spelling and record the page as url.
+            hops = info.get("hops", 0)
+            if hops >= MAX_SPELLING_HOPS:
+                yield self.skip(url, "error", from_url=info["from"], detail=f"redirect loop: {detail}")
+                return
+            self.crawler.stats.inc_value("linkspider/spelling_redirects")
+            meta = {META: {**info, "hops": hops + 1}, "dont_redirect": True}
+            yield Request(
+                location, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=True
+            )
             return
         yield self.skip(url, "redirect", from_url=info["from"], alias_of=target, detail=detail)
         # Fetched like any other URL: the dupefilter makes sure it is recorded once.
