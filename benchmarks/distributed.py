@@ -22,6 +22,7 @@ import argparse
 import collections
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -50,19 +51,22 @@ def pages_by_job(crawl: Path) -> dict[str, int]:
     return {"pages": len(urls), "distinct": len(set(urls)), **{f"job {k[-6:]}": v for k, v in counts.items()}}
 
 
-def crawl(base: str, out: Path, workers: int, redis_url: str | None) -> tuple[float, dict[str, int]]:
+def crawl(base: str, out: Path, workers: int, redis_url: str | None) -> tuple[float, float, dict[str, int]]:
+    """(wall s, longest Scrapy elapsed_time_seconds, page counts) of ``workers`` crawls started together."""
     command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}", "-a", f"out={out}",
-               "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=WARNING"]
+               "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
     if redis_url:
         command += ["-s", f"LINKSPIDER_REDIS_URL={redis_url}"]
+    logs = [out.with_name(f"{out.name}-{n}.log") for n in range(workers)]
     began = time.perf_counter()
-    processes = [subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for _ in range(workers)]
+    processes = [subprocess.Popen([*command, "-s", f"LOG_FILE={log}"], cwd=REPO, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for log in logs]
     codes = [p.wait() for p in processes]
     wall = time.perf_counter() - began
     if any(codes):
         raise SystemExit(f"a crawl failed: exit codes {codes}")
-    return wall, pages_by_job(out)
+    elapsed = [re.search(r"'elapsed_time_seconds': ([0-9.]+)", log.read_text()) for log in logs]
+    return wall, max(float(m.group(1)) for m in elapsed if m), pages_by_job(out)
 
 
 def main() -> int:
@@ -95,15 +99,17 @@ def main() -> int:
                                                   ("1 worker, Redis frontier", 1, True),
                                                   ("2 workers, one Redis frontier", 2, True)):
                     out = folder / label.replace(" ", "_").replace(",", "")
-                    wall, counts = crawl(base, out, workers, redis_url if use_redis else None)
-                    rows.append((label, wall, counts))
-                    print(f"{label:32} {wall:6.1f} s  {counts}", flush=True)
-            alone = rows[0][1]
-            print("| run | wall s | pages | distinct | vs alone |")
-            print("| --- | --- | --- | --- | --- |")
-            for label, wall, counts in rows:
+                    wall, elapsed, counts = crawl(base, out, workers, redis_url if use_redis else None)
+                    rows.append((label, wall, elapsed, counts))
+                    print(f"{label:32} {wall:6.1f} s  crawl {elapsed:6.1f} s  {counts}", flush=True)
+            alone = rows[0][2]
+            print(f"load after: {os.getloadavg()[0]:.1f}")
+            print("| run | wall s | crawl s (Scrapy elapsed) | pages | distinct | crawl time vs alone |")
+            print("| --- | --- | --- | --- | --- | --- |")
+            for label, wall, elapsed, counts in rows:
                 pages, distinct = counts["pages"], counts["distinct"]
-                print(f"| {label} | {wall:.1f} | {pages} | {distinct} | {alone / wall:.2f}x |")
+                ratio = alone / elapsed
+                print(f"| {label} | {wall:.1f} | {elapsed:.1f} | {pages} | {distinct} | {ratio:.2f}x |")
     finally:
         server.terminate()
         server.wait()

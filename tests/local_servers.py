@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -24,6 +25,15 @@ REPO = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 # What the egg is built from: the files a user's checkout deploys (scrapy.cfg, setup.py, packages).
 PROJECT_FILES = ("scrapy.cfg", "setup.py", "linkspider", "postprocess")
+
+
+def command(name: str) -> str:
+    """The path of a console script (``scrapyd``, ``scrapyd-deploy``): on PATH, or beside this Python."""
+    beside = Path(sys.executable).parent / name
+    found = shutil.which(name) or (str(beside) if beside.is_file() else None)
+    if found is None:
+        raise RuntimeError(f"{name} is not installed: pip install -r requirements.txt")
+    return found
 
 
 def free_port() -> int:
@@ -124,8 +134,7 @@ def scrapyd_server(folder: Path) -> Iterator[str]:
     (folder / "scrapyd.conf").write_text(scrapyd_conf(folder, port))
     pidfile = folder / "scrapyd.pid"
     log = folder / "scrapyd.log"
-    scrapyd = shutil.which("scrapyd")
-    assert scrapyd, "scrapyd is not installed (pip install -r requirements.txt)"
+    scrapyd = command("scrapyd")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     process = subprocess.Popen(
@@ -171,7 +180,7 @@ def deploy(project: Path, scrapyd_url: str) -> subprocess.CompletedProcess[str]:
     with open(project / "scrapy.cfg", "a", encoding="utf-8") as cfg:
         cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n")
     env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
-    return subprocess.run(["scrapyd-deploy", "test"], cwd=project, env=env, capture_output=True,
+    return subprocess.run([command("scrapyd-deploy"), "test"], cwd=project, env=env, capture_output=True,
                           text=True, timeout=180)
 
 

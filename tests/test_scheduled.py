@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,8 @@ def scrapyd_url(tmp_path_factory: pytest.TempPathFactory):
 
 
 def scheduled_run(scrapyd_url: str, data: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "SCRAPYD_URL": scrapyd_url, "LINKSPIDER_DATA": str(data),
-                   "WAIT_TIMEOUT": "240", "WAIT_POLL": "0.5", **env}
+    environment = {**os.environ, "PYTHON": sys.executable, "SCRAPYD_URL": scrapyd_url,
+                   "LINKSPIDER_DATA": str(data), "WAIT_TIMEOUT": "240", "WAIT_POLL": "0.5", **env}
     return subprocess.run([str(SCRIPT), *args], cwd="/", env=environment, capture_output=True, text=True,
                           timeout=600)
 
@@ -33,7 +34,9 @@ def scheduled_run(scrapyd_url: str, data: Path, *args: str, **env: str) -> subpr
 def test_scheduled_run_crawls_waits_and_builds_the_queue(scrapyd_url: str, tmp_path: Path) -> None:
     data = tmp_path / "data"
     with serve(SAMPLE_SITE) as base:
-        done = scheduled_run(scrapyd_url, data, base, "setting=AUTOTHROTTLE_ENABLED=False")
+        # POSTPROCESS_ARGS reaches postprocess: one chunk per page keeps the embedding step short.
+        done = scheduled_run(scrapyd_url, data, base, "setting=AUTOTHROTTLE_ENABLED=False",
+                             POSTPROCESS_ARGS="--max-chunks 1 --trees 10")
     assert done.returncode == 0, done.stderr + done.stdout
     site = base.removeprefix("http://").rstrip("/").replace(":", "_")  # 127.0.0.1_PORT
     crawl, out = data / "crawl" / site, data / "out" / site

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from local_servers import REPO, copy_project, deploy, get_json, post_form, scrapyd_server
+from local_servers import REPO, command, copy_project, deploy, get_json, post_form, scrapyd_server
 
 from linkspider.testserver import serve
 from postprocess.errors import InputError
@@ -78,8 +78,8 @@ def test_the_egg_contains_every_file_of_the_packages(tmp_path: Path) -> None:
     """``scrapyd-deploy`` packs every tracked file of linkspider/ (code and data) and the entry point."""
     project = copy_project(tmp_path / "project")
     egg = tmp_path / "linkspider.egg"
-    done = subprocess.run(["scrapyd-deploy", "--build-egg", str(egg)], cwd=project, capture_output=True,
-                          text=True, timeout=180)
+    done = subprocess.run([command("scrapyd-deploy"), "--build-egg", str(egg)], cwd=project,
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     tracked = subprocess.run(["git", "ls-files", "linkspider"], cwd=REPO, capture_output=True, text=True,
                              check=True).stdout.split()
