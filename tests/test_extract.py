@@ -259,6 +259,12 @@ def test_lang(attrs: str, text: str, expected: str | None) -> None:
     assert extract_page(page(f"<p>{text}</p>", html_attrs=attrs), URL).lang == expected
 
 
+def test_language_detection_can_be_switched_off() -> None:
+    assert extract_page(page(f"<p>{FRENCH}</p>", html_attrs=""), URL, detect_language=False).lang is None
+    declared = page(f"<p>{FRENCH}</p>", html_attrs='lang="fr"')
+    assert extract_page(declared, URL, detect_language=False).lang == "fr"
+
+
 # --- links -----------------------------------------------------------------------------
 
 POSITIONS = [
