@@ -18,6 +18,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,30 +69,36 @@ def common_settings(concurrency: int) -> list[str]:
     return [arg for k, v in settings.items() for arg in ("-s", f"{k}={v}")]
 
 
-def run(cmd: list[str]) -> tuple[str, float]:
-    began = time.perf_counter()
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(cmd: list[str]) -> tuple[str, float, float]:
+    """(log, wall seconds, CPU seconds of the crawl process) of one crawl."""
+    began, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - began
     if proc.returncode != 0:
         sys.exit(f"crawl failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-3000:]}")
-    return proc.stderr, wall
+    return proc.stderr, wall, children_cpu() - cpu
 
 
 def full_crawl(base: str, out: Path, concurrency: int) -> dict[str, float]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start={base}", "-a", f"out={out}"]
-    log, wall = run(cmd + common_settings(concurrency))
+    log, wall, cpu = run(cmd + common_settings(concurrency))
     elapsed = stat(log, "elapsed_time_seconds")
     pages = stat(log, "linkspider/pages")
-    return {"pages": pages, "elapsed": elapsed, "wall": wall, "pages_s": pages / elapsed,
+    return {"pages": pages, "elapsed": elapsed, "wall": wall, "pages_s": pages / elapsed, "cpu": cpu,
             "responses": stat(log, "response_received_count")}
 
 
 def bare_crawl(base: str, concurrency: int) -> dict[str, float]:
     cmd = [sys.executable, "-m", "scrapy", "runspider", "benchmarks/bare_spider.py", "-a", f"start={base}"]
-    log, wall = run(cmd + common_settings(concurrency))
+    log, wall, cpu = run(cmd + common_settings(concurrency))
     elapsed = stat(log, "elapsed_time_seconds")
     pages = stat(log, "downloader/response_status_count/200")
-    return {"pages": pages, "elapsed": elapsed, "wall": wall, "pages_s": pages / elapsed,
+    return {"pages": pages, "elapsed": elapsed, "wall": wall, "pages_s": pages / elapsed, "cpu": cpu,
             "responses": stat(log, "response_received_count")}
 
 
@@ -169,12 +176,17 @@ def main() -> int:
                 run_out = out / f"run{i}"
                 full.append(full_crawl(base, run_out, args.concurrency))
                 bare.append(bare_crawl(base, args.concurrency))
-                print(f"round {i + 1}: full {full[-1]['pages']:.0f} pages in {full[-1]['elapsed']:.1f} s "
-                      f"= {full[-1]['pages_s']:.1f} pages/s; bare {bare[-1]['pages']:.0f} pages in "
-                      f"{bare[-1]['elapsed']:.1f} s = {bare[-1]['pages_s']:.1f} pages/s")
+                for name, r in (("full", full[-1]), ("bare", bare[-1])):
+                    print(f"round {i + 1} {name}: {r['pages']:.0f} pages, {r['responses']:.0f} responses, "
+                          f"{r['elapsed']:.1f} s = {r['pages_s']:.1f} pages/s; "
+                          f"CPU {r['cpu']:.1f} s = {1000 * r['cpu'] / r['pages']:.0f} ms/page")
             f = statistics.median(r["pages_s"] for r in full)
             b = statistics.median(r["pages_s"] for r in bare)
+            fc = statistics.median(r["cpu"] / r["pages"] for r in full)
+            bc = statistics.median(r["cpu"] / r["pages"] for r in bare)
             print(f"\nmedian pages/s: full site crawl {f:.1f}, bare CrawlSpider {b:.1f}, ratio {f / b:.2f}")
+            print(f"median CPU ms/page: full {1000 * fc:.0f}, bare {1000 * bc:.0f}; "
+                  f"pages per CPU-second ratio (full/bare) {bc / fc:.2f}")
             check(site, base, out / f"run{args.rounds - 1}")
     finally:
         server.terminate()
