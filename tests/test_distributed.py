@@ -15,7 +15,7 @@ import redis
 from local_servers import REPO, redis_server
 
 from linkspider.distributed import crawl_keys, crawl_name, redis_problem
-from linkspider.testserver import serve
+from linkspider.testserver import running, serve
 
 SAMPLE_SITE = REPO / "sample_site"
 WORKER_TIMEOUT = 120  # seconds; a worker that does not stop by itself fails the test
@@ -92,18 +92,25 @@ def pages_by_job(crawl: Path) -> dict[str, list[str]]:
 
 @pytest.mark.slow
 def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
-    with redis_server(tmp_path / "redis") as redis_url, serve(SAMPLE_SITE, delay=0.05) as base:
+    with redis_server(tmp_path / "redis") as redis_url, running(SAMPLE_SITE) as site:
+        base = site.url
         # The reference: one ordinary process, no Redis.
         alone = tmp_path / "alone"
         [(rc, _)] = run_workers([crawl_command(base, alone, tmp_path / "alone.log")])
         assert rc == 0
         expected = {url for urls in pages_by_job(alone).values() for url in urls}
         assert len(expected) >= 20
+        requested_alone = collections.Counter(site.requests)
 
+        # Two workers started together; a slow site (0.3 s a request, 2 at a time per worker)
+        # keeps the crawl going long enough for the second one to join the first.
+        site.delay = 0.3
+        site.requests.clear()
         shared = tmp_path / "shared"
-        redis_settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "LINKSPIDER_REDIS_IDLE_CLOSE=2")
+        settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "LINKSPIDER_REDIS_IDLE_CLOSE=2",
+                    "CONCURRENT_REQUESTS=2")
         logs = [tmp_path / "worker1.log", tmp_path / "worker2.log"]
-        results = run_workers([crawl_command(base, shared, log, *redis_settings) for log in logs])
+        results = run_workers([crawl_command(base, shared, log, *settings) for log in logs])
         assert [rc for rc, _ in results] == [0, 0]
 
         by_job = pages_by_job(shared)
@@ -112,11 +119,15 @@ def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
         counts = {job: len(urls) for job, urls in by_job.items()}
         assert all(counts.values()), f"both workers should fetch pages: {counts}"
         assert set(rows) == expected  # the union is the whole site
-        assert len(rows) == len(set(rows))  # and no page was fetched twice
-        for log in logs:
-            text = log.read_text()
-            assert "'finish_reason': 'finished'" in text
-            assert "Shared crawl" in text
+        assert len(rows) == len(set(rows))  # and no page was written twice
+        # HTTP requests: the same as one process made (robots.txt aside: each worker reads it itself).
+        requested_shared = collections.Counter(site.requests)
+        del requested_shared["/robots.txt"], requested_alone["/robots.txt"]
+        assert requested_shared == requested_alone
+        texts = [log.read_text() for log in logs]
+        assert all("'finish_reason': 'finished'" in text for text in texts)
+        assert sorted("new crawl" in text for text in texts) == [False, True]
+        assert sorted("joining running workers" in text for text in texts) == [False, True]
 
         # The last worker out deleted the crawl's keys: Redis holds nothing of it.
         client = redis.Redis.from_url(redis_url)
