@@ -14,8 +14,9 @@ Scrapyd) and every ``site`` crawl started with it joins one shared frontier:
   to finish would wipe the queue and seen-set under the others. Instead, a
   worker that opens with no live worker registered and an empty queue starts
   a new crawl (the previous crawl's seen-set is deleted), and the last worker
-  to close with an empty queue deletes the crawl's keys. With a non-empty
-  queue and no live worker, a crawl resumes where it stopped.
+  to close with an empty queue, or after a page cap, deletes the crawl's keys.
+  After a shutdown (Ctrl-C, Scrapyd's cancel) the queue stays: the next worker
+  with no live worker around resumes where the crawl stopped.
 - Stopping: a plain Scrapy spider on the Redis scheduler closes as soon as
   its own view is idle, although another worker may be about to add links.
   Each worker records a heartbeat in Redis while it has requests in flight;
@@ -73,16 +74,21 @@ redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
 return {state, deleted}
 """
 
-# Unregister a worker; the last one out with an empty queue deletes the crawl's keys.
+# Unregister a worker; the last one out deletes the crawl's keys when the queue is
+# empty, or when the crawl is over anyway (ARGV[4] = '1': a page cap was reached).
 _LEAVE = """
 redis.call('ZREM', KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[4], ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-if redis.call('ZCARD', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
-  return redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
+if redis.call('ZCARD', KEYS[1]) == 0 and (ARGV[4] == '1' or redis.call('EXISTS', KEYS[2]) == 0) then
+  return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 end
 return -1
 """
+#: Close reasons after which the crawl is over even with requests left in the queue;
+#: after any other reason (shutdown, a crash) the queue is kept so the crawl can resume.
+OVER_REASONS = ("finished", "max_pages", "closespider_pagecount", "closespider_itemcount",
+                "closespider_timeout", "closespider_errorcount")
 
 
 def crawl_name(spider_name: str, start_url: str | None) -> str:
@@ -234,12 +240,15 @@ class SharedScheduler(Scheduler):
             self.heartbeat.stop()
         k = self.keys
         now = time.time()
+        over = "1" if reason in OVER_REASONS else "0"
         deleted = self.server.eval(
             _LEAVE, 4, k["workers"], k["requests"], k["dupefilter"], k["busy"],
-            now, now - self.worker_ttl, self.worker,
+            now, now - self.worker_ttl, self.worker, over,
         )
         if deleted >= 0:
             logger.info("Shared crawl %s: last worker out, crawl keys deleted", k["requests"])
+        elif over == "0":
+            logger.info("Shared crawl %s: stopped (%s), queue kept for a resume", k["requests"], reason)
 
     def _make_queue(self, spider: Spider) -> Any:
         from scrapy.utils.misc import load_object

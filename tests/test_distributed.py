@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -162,3 +163,37 @@ def test_unreachable_redis_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert lines == [lines[0]] and "cannot reach Redis at redis://127.0.0.1:1/0" in lines[0]
+
+
+@pytest.mark.slow
+def test_a_stopped_shared_crawl_resumes_and_a_capped_one_is_over(tmp_path: Path) -> None:
+    """Ctrl-C keeps the queue and seen-set, the next worker resumes; a page cap ends the crawl."""
+    with redis_server(tmp_path / "redis") as redis_url, running(SAMPLE_SITE, delay=0.3) as site:
+        base = site.url
+        client = redis.Redis.from_url(redis_url)
+        keys = crawl_keys(crawl_name("site", base))
+        out = tmp_path / "crawl"
+        settings = (f"LINKSPIDER_REDIS_URL={redis_url}", "CONCURRENT_REQUESTS=2", "LINKSPIDER_FLUSH_ROWS=1")
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        command = crawl_command(base, out, tmp_path / "first.log", *settings)
+        first = subprocess.Popen(command, cwd=REPO, env=env)
+        deadline = time.monotonic() + 60
+        while len(list((out / "pages").glob("part-*.parquet"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        first.send_signal(signal.SIGINT)  # one Ctrl-C: finish what is in flight, then stop
+        assert first.wait(timeout=60) == 0
+        assert client.exists(keys["requests"]) and client.exists(keys["dupefilter"])
+
+        [(rc, _)] = run_workers([crawl_command(base, out, tmp_path / "second.log", *settings)])
+        assert rc == 0
+        assert "resuming" in (tmp_path / "second.log").read_text()
+        rows = [url for urls in pages_by_job(out).values() for url in urls]
+        assert len(rows) == len(set(rows)) >= 20  # nothing fetched twice across the stop
+        assert client.keys("linkspider:*") == []
+
+        capped = tmp_path / "capped"
+        [(rc, _)] = run_workers([crawl_command(base, capped, tmp_path / "capped.log", *settings[:2])
+                                 + ["-a", "max_pages=3"]])
+        assert rc == 0
+        assert sum(len(urls) for urls in pages_by_job(capped).values()) == 3
+        assert client.keys("linkspider:*") == []  # requests were left, but the crawl is over
