@@ -69,6 +69,39 @@ def crawl(base: str, out: Path, workers: int, redis_url: str | None) -> tuple[fl
     return wall, max(float(m.group(1)) for m in elapsed if m), pages_by_job(out)
 
 
+def redis_memory(redis_url: str, count: int = 200_000) -> float:
+    """Bytes of Redis memory per SHA1 fingerprint in one set (the shared seen-set)."""
+    import hashlib
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    before = client.info("memory")["used_memory"]
+    for start in range(0, count, 10_000):
+        client.sadd("bench:fingerprints",
+                    *(hashlib.sha1(str(n).encode()).hexdigest() for n in range(start, start + 10_000)))
+    used = client.info("memory")["used_memory"] - before
+    client.delete("bench:fingerprints")
+    return used / count
+
+
+def queued_request_bytes() -> int:
+    """Pickled size of one ``site`` page request as the Redis queue stores it."""
+    import pickle
+
+    from scrapy.settings import Settings
+
+    from linkspider.arguments import parse_arguments
+    from linkspider.spiders.site import SiteSpider, url_policy
+
+    settings = Settings()
+    settings.setmodule("linkspider.settings")
+    spider = SiteSpider(parse_arguments({"start": "https://example.com/"}), url_policy(settings))
+    request = spider.page_request("https://example.com/guides/a-long-page-name/", found_by="link", depth=3,
+                                  from_url="https://example.com/guides/")
+    return len(pickle.dumps(request.to_dict(spider=spider), protocol=-1))  # as scrapy_redis.picklecompat
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", default=DEFAULT_SITE, help="folder of HTML to serve (default %(default)s)")
@@ -102,6 +135,8 @@ def main() -> int:
                     wall, elapsed, counts = crawl(base, out, workers, redis_url if use_redis else None)
                     rows.append((label, wall, elapsed, counts))
                     print(f"{label:32} {wall:6.1f} s  crawl {elapsed:6.1f} s  {counts}", flush=True)
+                print(f"Redis: {redis_memory(redis_url):.0f} bytes per fingerprint; "
+                      f"a queued request pickles to {queued_request_bytes()} bytes")
             alone = rows[0][2]
             print(f"load after: {os.getloadavg()[0]:.1f}")
             print("| run | wall s | crawl s (Scrapy elapsed) | pages | distinct | crawl time vs alone |")
