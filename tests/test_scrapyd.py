@@ -164,6 +164,21 @@ def test_a_cancelled_crawl_is_not_taken_for_a_finished_one(deployed, tmp_path: P
         check_job(server, finished, data)
 
 
+@pytest.mark.slow
+def test_wait_gives_up_after_its_timeout(deployed, tmp_path: Path) -> None:
+    url, _ = deployed
+    with serve(SAMPLE_SITE, delay=1.0) as base:
+        job = schedule(url, ("start", base), ("out", str(tmp_path / "data")),
+                       ("setting", "CONCURRENT_REQUESTS=1"))
+        gave_up = rf"^job {job} still (pending|running) on scrapyd .* after 2 s$"
+        try:
+            with pytest.raises(InputError, match=gave_up):
+                wait_for_job(Scrapyd(url), job, timeout=2, poll=0.5)
+        finally:
+            post_form(url + "cancel.json", [("project", "linkspider"), ("job", job)])
+            wait_for_job(Scrapyd(url), job, timeout=60, poll=0.5)
+
+
 def test_every_shipped_scrapyd_config_binds_to_loopback() -> None:
     """scrapyd runs any egg uploaded to it: no shipped config may listen beyond 127.0.0.1."""
     tracked = subprocess.run(["git", "ls-files", "*.conf", "*.cfg", "**/*.conf", "**/*.cfg"], cwd=REPO,
