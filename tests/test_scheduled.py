@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
 import subprocess
 import sys
@@ -83,3 +84,13 @@ def test_unreachable_scrapyd_is_an_error(tmp_path: Path) -> None:
     done = scheduled_run("http://127.0.0.1:9/", tmp_path, "https://example.com/")
     assert done.returncode != 0
     assert "schedule.json failed" in done.stderr.splitlines()[-1]
+
+
+def test_two_runs_for_one_site_never_overlap(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "example.com"
+    out.mkdir(parents=True)
+    with open(out / ".scheduled_run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a run that is still going
+        done = scheduled_run("http://127.0.0.1:9/", tmp_path, "https://example.com/")
+    assert done.returncode == 1
+    assert "another scheduled run for example.com is still going" in done.stderr
