@@ -73,15 +73,24 @@ class SlashlessSite(BaseHTTPRequestHandler):
 
     PAGES = {
         "/": '<html lang="en"><title>Home</title><body><main><p>Home page with <a href="/about/">about</a>'
-        ' and <a href="/loop/">loop</a>.</p></main></body></html>',
+        ' and <a href="/loop/">loop</a> and <a href="/big.html">big</a>.</p></main></body></html>',
         "/about": '<html lang="en"><title>About</title><body><main><p>About us.</p></main></body></html>',
     }
+    BIG = "<html><title>Big</title><body>" + "<p>many words here</p>" * 2000 + "</body></html>"
     REDIRECTS = {"/about/": "/about", "/loop/": "/loop", "/loop": "/loop/"}
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
 
     def do_GET(self) -> None:
+        if self.path == "/big.html":  # no Content-Length: the size limit can only hit while reading
+            self.protocol_version = "HTTP/1.0"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(self.BIG.encode())
+            return
         if self.path in self.REDIRECTS:
             self.send_response(301)
             self.send_header("Location", self.REDIRECTS[self.path])
@@ -119,3 +128,14 @@ def test_redirect_to_another_spelling_of_the_same_url(
     [loop] = [s for s in skipped if s["url"] == slashless_site + "loop/"]
     assert loop["reason"] == "error" and "redirect loop" in loop["detail"]
     assert not [s for s in skipped if s["url"] == slashless_site + "about/"]
+
+
+def test_size_limit_without_content_length(
+    slashless_site: str, scrapy_crawl: Crawler, tmp_path: Path
+) -> None:
+    settings = {"LINKSPIDER_SITEMAPS": False, "ROBOTSTXT_OBEY": False, "DOWNLOAD_MAXSIZE": 20000}
+    scrapy_crawl(slashless_site, tmp_path, settings=settings)
+    pages, skipped = tables(tmp_path)
+    [big] = [s for s in skipped if s["url"] == slashless_site + "big.html"]
+    assert big["reason"] == "too_large" and "max size" in big["detail"], big
+    assert slashless_site + "big.html" not in {p["url"] for p in pages}

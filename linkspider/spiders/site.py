@@ -38,6 +38,7 @@ from scrapy.exceptions import (
 from scrapy.http import HtmlResponse
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from twisted.internet.defer import CancelledError
 
 from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import extract_page
@@ -388,8 +389,11 @@ class SiteSpider(Spider):
         message = str(failure.value)
         if failure.check(IgnoreRequest) and "robots.txt" in message:
             reason = "robots"
-        elif failure.check(DownloadCancelledError) and "max size" in message:
+        elif failure.check(DownloadCancelledError, CancelledError):
+            # the size limit, hit from the Content-Length header or while reading the body
             reason = "too_large"
+            limit = self.crawler.settings.getint("DOWNLOAD_MAXSIZE")
+            message = message or f"body larger than download max size ({limit})"
         else:
             reason = "error"
         detail = f"{type(failure.value).__name__}: {message}"[:300]
