@@ -232,6 +232,7 @@ def test_canonicalised_page_has_no_rows_of_its_own(crawl: Crawl) -> None:
 def test_crawl_logs_no_errors(crawl: Crawl) -> None:
     assert "Traceback" not in crawl.stderr
     assert "ERROR" not in crawl.stderr
+    assert "Deprecat" not in crawl.stderr  # no deprecated Scrapy APIs (spider arguments, start_requests)
 
 
 @pytest.mark.parametrize(

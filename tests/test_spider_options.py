@@ -1,7 +1,9 @@
-"""The ``site`` spider's options end to end: page cap, Scrapyd's _job, scope=path, size limit, sitemaps."""
+"""The ``site`` spider's options and edge cases end to end: page cap, Scrapyd's _job, scope=path,
+size limit, sitemaps (off, gzip), redirects between spellings of one canonical URL."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -69,7 +71,8 @@ def test_sitemaps_off_misses_the_orphan(sample_site: str, scrapy_crawl: Crawler,
 
 
 class SlashlessSite(BaseHTTPRequestHandler):
-    """A site that strips trailing slashes: /about/ answers 301 to /about; /loop/ and /loop bounce."""
+    """A site that strips trailing slashes (/about/ answers 301 to /about; /loop/ and /loop bounce),
+    sends /big.html without Content-Length and lists /gz-only.html in a gzip sitemap."""
 
     PAGES = {
         "/": '<html lang="en"><title>Home</title><body><main><p>Home page with <a href="/about/">about</a>'
@@ -78,6 +81,17 @@ class SlashlessSite(BaseHTTPRequestHandler):
     }
     BIG = "<html><title>Big</title><body>" + "<p>many words here</p>" * 2000 + "</body></html>"
     REDIRECTS = {"/about/": "/about", "/loop/": "/loop", "/loop": "/loop/"}
+    FILES = {
+        "/robots.txt": ("text/plain", b"User-agent: *\nAllow: /\nSitemap: /maps/sitemap.xml.gz\n"),
+        "/maps/sitemap.xml.gz": (
+            "application/gzip",
+            gzip.compress(
+                b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                b"<url><loc>/gz-only.html</loc></url><url><loc>/about</loc></url></urlset>"
+            ),
+        ),
+        "/gz-only.html": ("text/html", b"<html><title>Only in a gzip sitemap</title><p>Hello.</p></html>"),
+    }
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
@@ -90,6 +104,14 @@ class SlashlessSite(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(self.BIG.encode())
+            return
+        if self.path in self.FILES:
+            ctype, data = self.FILES[self.path]
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         if self.path in self.REDIRECTS:
             self.send_response(301)
@@ -139,3 +161,12 @@ def test_size_limit_without_content_length(
     [big] = [s for s in skipped if s["url"] == slashless_site + "big.html"]
     assert big["reason"] == "too_large" and "max size" in big["detail"], big
     assert slashless_site + "big.html" not in {p["url"] for p in pages}
+
+
+def test_gzip_sitemap_from_robots_txt(slashless_site: str, scrapy_crawl: Crawler, tmp_path: Path) -> None:
+    scrapy_crawl(slashless_site, tmp_path)
+    pages, _ = tables(tmp_path)
+    by_url = {p["url"]: p for p in pages}
+    gz_only = by_url[slashless_site + "gz-only.html"]
+    assert (gz_only["found_by"], gz_only["depth"]) == ("sitemap", None)
+    assert by_url[slashless_site + "about/"]["found_by"] == "link"  # linked first, listed too
