@@ -76,7 +76,8 @@ class SlashlessSite(BaseHTTPRequestHandler):
 
     PAGES = {
         "/": '<html lang="en"><title>Home</title><body><main><p>Home page with <a href="/about/">about</a>'
-        ' and <a href="/loop/">loop</a> and <a href="/big.html">big</a>.</p></main></body></html>',
+        ' and <a href="/loop/">loop</a> and <a href="/big.html">big</a>'
+        ' and <a href="/refresh.html">old</a>.</p></main></body></html>',
         "/about": '<html lang="en"><title>About</title><body><main><p>About us.</p></main></body></html>',
     }
     BIG = "<html><title>Big</title><body>" + "<p>many words here</p>" * 2000 + "</body></html>"
@@ -91,6 +92,8 @@ class SlashlessSite(BaseHTTPRequestHandler):
             ),
         ),
         "/gz-only.html": ("text/html", b"<html><title>Only in a gzip sitemap</title><p>Hello.</p></html>"),
+        "/refresh.html": ("text/html", b'<html><head><meta http-equiv="Refresh" content="0; url=/about">'
+                                       b"</head><body>Moved.</body></html>"),
     }
 
     def log_message(self, format: str, *args: object) -> None:
@@ -170,3 +173,12 @@ def test_gzip_sitemap_from_robots_txt(slashless_site: str, scrapy_crawl: Crawler
     gz_only = by_url[slashless_site + "gz-only.html"]
     assert (gz_only["found_by"], gz_only["depth"]) == ("sitemap", None)
     assert by_url[slashless_site + "about/"]["found_by"] == "link"  # linked first, listed too
+
+
+def test_meta_refresh_is_a_redirect(slashless_site: str, scrapy_crawl: Crawler, tmp_path: Path) -> None:
+    scrapy_crawl(slashless_site, tmp_path, settings={"LINKSPIDER_SITEMAPS": False, "ROBOTSTXT_OBEY": False})
+    pages, skipped = tables(tmp_path)
+    [refresh] = [s for s in skipped if s["url"] == slashless_site + "refresh.html"]
+    assert (refresh["reason"], refresh["alias_of"]) == ("redirect", slashless_site + "about/")
+    assert refresh["detail"].startswith("meta refresh")
+    assert [p["url"] for p in pages].count(slashless_site + "about/") == 1

@@ -39,6 +39,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
+from w3lib.html import get_meta_refresh
 
 from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import extract_page
@@ -150,6 +151,8 @@ class SiteSpider(Spider):
         settings.set("DEPTH_LIMIT", 0, priority=100)
         spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
+        if settings.getbool("METAREFRESH_ENABLED", True):
+            spider.meta_refresh_maxdelay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
         crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.on_headers, signal=signals.headers_received)
         return spider
@@ -173,6 +176,7 @@ class SiteSpider(Spider):
         self.skipped_seen: set[str] = set()  # URLs recorded in skipped before fetching
         self.page_count = 0  # pages recorded (persisted across resumes)
         self.sitemaps_seeded = False
+        self.meta_refresh_maxdelay: float | None = None  # seconds; None = meta refresh ignored
 
     # --- job id and resume state ----------------------------------------------
 
@@ -304,6 +308,11 @@ class SiteSpider(Spider):
         if final is not None and final != url:  # a browser (render=1) followed a redirect
             yield from self.redirected(response, info, response.url)
             return
+        if self.meta_refresh_maxdelay is not None and b"refresh" in response.body[:8192].lower():
+            delay, refresh_url = get_meta_refresh(response.text, response.url)
+            if refresh_url and delay is not None and delay < self.meta_refresh_maxdelay:
+                yield from self.redirected(response, info, refresh_url, how="meta refresh")
+                return
         state = self._restore()
         if self.max_pages and self.page_count >= self.max_pages:
             self.crawler.stats.inc_value("linkspider/over_cap")
@@ -353,11 +362,13 @@ class SiteSpider(Spider):
             raise CloseSpider("max_pages")
         yield from follow
 
-    def redirected(self, response: Response, info: dict[str, Any], location: str) -> Iterable[Any]:
+    def redirected(
+        self, response: Response, info: dict[str, Any], location: str, how: str | None = None
+    ) -> Iterable[Any]:
         """Record ``info['url']`` as an alias of where it redirects, and follow it on this site."""
         url = info["url"]
         target = self.canonical(location)
-        detail = f"{response.status} to {location}"
+        detail = f"{how or response.status} to {location}"
         if target is None or not same_origin(target, self.start_url):
             yield self.skip(url, "offsite", from_url=info["from"], alias_of=target, detail=detail)
             return
