@@ -14,7 +14,10 @@ pipeline.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -77,23 +80,43 @@ def rank_dense(
 
 
 def plain_rankings(pages: Sequence[PageLike], links: Iterable[Any], model: Any, depth: int = 10,
-                   vectors: np.ndarray | None = None, targets: set[str] | None = None) -> Rankings:
+                   vectors: np.ndarray | None = None, targets: set[str] | None = None,
+                   cache_dir: str | None = None) -> Rankings:
     """The plain approach: one embedding of title + first 2,000 characters, dense cosine matrix.
 
     ``vectors`` (unit rows, in page order) skips the embedding, e.g. when evaluating
     several hidden samples on the same pages.
     """
     if vectors is None:
-        vectors = plain_vectors(pages, model)
+        vectors = plain_vectors(pages, model, cache_dir)
     urls = [p.url for p in pages]
     index = {u: i for i, u in enumerate(urls)}
     titles = [p.title or "" for p in pages]
     return rank_dense(vectors @ vectors.T, urls, titles, already_linked(links, index), depth, targets)
 
 
-def plain_vectors(pages: Sequence[PageLike], model: Any) -> np.ndarray:
-    """Unit vectors of title + first 2,000 characters of text, one per page."""
+def plain_vectors(pages: Sequence[PageLike], model: Any, cache_dir: str | None = None) -> np.ndarray:
+    """Unit vectors of title + first 2,000 characters of text, one per page.
+
+    With ``cache_dir`` the vectors are kept in ``plain-<sha1>.npy``, keyed by the
+    model and every input text, so repeated evaluations embed once.
+    """
     texts = [f"{p.title or ''} {(p.text or '')[:PLAIN_CHARS]}" for p in pages]
+    if cache_dir:
+        key = hashlib.sha1("\x1f".join([str(getattr(model, "model_id", "")), *texts]).encode()).hexdigest()
+        path = Path(cache_dir) / f"plain-{key}.npy"
+        if path.is_file():
+            return np.load(path)
+        vectors = _encode(texts, model)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+        return vectors
+    return _encode(texts, model)
+
+
+def _encode(texts: Sequence[str], model: Any) -> np.ndarray:
     if hasattr(model, "prefix"):  # postprocess.embed.Embedder: the model's prefix, length-sorted batches
         return np.asarray(model.encode(texts, 32, progress="plain baseline"), dtype=np.float32)
     return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False),

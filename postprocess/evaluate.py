@@ -361,7 +361,8 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
             index = build_index(embeddings.urls, embeddings.vectors, options.trees)
             rankings = default_rankings(visible_crawl, options, model, embeddings, index, depth)
         elif method == "plain":
-            rankings = baselines.plain_rankings(pages, visible, model, depth, targets=targets)
+            rankings = baselines.plain_rankings(pages, visible, model, depth, targets=targets,
+                                                cache_dir=cache_dir)
         elif method == "tfidf":
             rankings = baselines.tfidf_rankings(pages, visible, depth, targets=targets)
         else:

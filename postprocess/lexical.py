@@ -10,11 +10,14 @@ Two signals that embeddings alone miss on documentation and product sites:
   When a source page's text mentions one of those names, that is the phrase an
   editor would wrap in a link. Each name is weighted by how surely it means that
   page (*commonness*: the share of its uses that point to the target) and how
-  often the site links it when it appears (*keyphraseness*).
+  often the site links it when it appears (*keyphraseness*): weight =
+  commonness × √keyphraseness (the square root measured best on the Django docs,
+  see docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -220,9 +223,7 @@ class NameIndex:
             for name in self.by_words[words]:
                 if name.target == source:
                     continue
-                weight = name.commonness * self.keyphraseness[words]
-                if name.kind != "anchor":
-                    weight = max(weight, name.commonness * 0.5)
+                weight = name.commonness * math.sqrt(self.keyphraseness[words])
                 current = best.get(name.target)
                 if current is None or weight > current.weight:
                     best[name.target] = Mention(name.phrase, weight, name.kind)
@@ -231,9 +232,53 @@ class NameIndex:
     def names_of(self, target: int) -> list[Mention]:
         """Every name of page ``target``, best first (for choosing an anchor)."""
         out = [
-            Mention(name.phrase, name.commonness * self.keyphraseness[words], name.kind)
+            Mention(name.phrase, name.commonness * math.sqrt(self.keyphraseness[words]), name.kind)
             for words, names in self.by_words.items()
             for name in names
             if name.target == target
         ]
         return sorted(out, key=lambda m: -m.weight)
+
+
+class SiteEvidence:
+    """Everything the ranking knows about a site beyond page vectors, built once per run.
+
+    ``urls`` are the pages in vector order (the embedded pages); ``titles`` their
+    (h1, clean title); ``documents`` their indexed text; ``anchor_uses`` the
+    in-content links already on the site as (source row, target row, anchor text);
+    ``neighbours`` how many lexical neighbours each source contributes as candidates.
+    """
+
+    def __init__(self, urls: Sequence[str], titles: Sequence[tuple[str, str]], documents: Sequence[str],
+                 texts: Sequence[str], anchor_uses: Iterable[tuple[int, int, str]], neighbours: int) -> None:
+        self.urls = list(urls)
+        self.row = {url: i for i, url in enumerate(self.urls)}
+        self.lexical = LexicalIndex(documents)
+        self.lexical_rows, self.lexical_sims = self.lexical.neighbours(max(1, neighbours))
+        self.names = NameIndex(titles, anchor_uses, texts)
+        self._mentions: dict[int, dict[int, Mention]] = {}
+
+    def mentions(self, source: int) -> dict[int, Mention]:
+        """Targets named in the source's text (cached per source)."""
+        found = self._mentions.get(source)
+        if found is None:
+            found = self._mentions[source] = self.names.mentions(source)
+        return found
+
+    def candidates(self, source: int) -> list[int]:
+        """Rows the lexical evidence proposes for ``source``: TF-IDF neighbours, then named pages."""
+        rows = [int(r) for r in self.lexical_rows[source] if r >= 0]
+        seen = set(rows)
+        rows += [t for t in self.mentions(source) if t not in seen]
+        return rows
+
+    def lexical_similarities(self, source: int, targets: Sequence[int]) -> np.ndarray:
+        """TF-IDF cosine of ``source`` with each of ``targets`` (one sparse product)."""
+        if not len(targets):
+            return np.zeros(0, dtype=np.float32)
+        matrix = self.lexical.matrix
+        product = matrix[np.asarray(targets)] @ matrix[source].T
+        return np.asarray(product.todense(), dtype=np.float32).ravel()
+
+    def mention(self, source: int, target: int) -> Mention | None:
+        return self.mentions(source).get(target)
