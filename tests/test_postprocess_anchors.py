@@ -152,3 +152,20 @@ def test_every_suggestion_of_a_source_gets_a_distinct_anchor():
     assert len(set(anchors)) == len(anchors)
     text = next(p.text for p in crawl.pages if p.url == POUR_OVER)
     assert all(r.anchor in text for r in rows if r.anchor_type == "text")
+
+
+def test_phrases_with_code_punctuation_are_not_anchors():
+    source = page(url("/s/"), "S", "Pass the lookup, params and the rest. Nothing else.")
+    target = page(url("/t/"), "Lookup params | Docs", "x")
+    crawl = build_crawl([source, target], [], [])
+    [s] = _anchor(crawl, source["url"], [target["url"]])
+    assert s.anchor_type == "text" and "," not in s.anchor and s.anchor in ("lookup", "params")
+
+
+def test_words_shared_by_many_page_names_weigh_less():
+    notes = [page(url(f"/releases/1.{i}/"), f"Django 1.{i} release notes | Docs", f"Bug fixes in 1.{i}.")
+             for i in range(10)]
+    source = page(url("/s/"), "S", "Read the release notes. Version 1.3 fixed the crash.")
+    crawl = build_crawl([source, *notes], [], [])
+    [s] = _anchor(crawl, source["url"], [url("/releases/1.3/")])
+    assert s.anchor == "1.3"
