@@ -7,6 +7,7 @@ stopped (by the pid in their pidfile) when the ``with`` block ends.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -111,10 +113,11 @@ def redis_server(folder: Path) -> Iterator[str]:
         _stop(pidfile)
 
 
-def scrapyd_conf(folder: Path, port: int) -> str:
+def scrapyd_conf(folder: Path, port: int, extra: str = "") -> str:
     """A scrapyd.conf for a test server: loopback, ``port``, every directory inside ``folder``."""
     return (
         "[scrapyd]\n"
+        f"{extra}"
         f"bind_address = {HOST}\n"
         f"http_port = {port}\n"
         "poll_interval = 1.0\n"
@@ -127,11 +130,14 @@ def scrapyd_conf(folder: Path, port: int) -> str:
 
 
 @contextmanager
-def scrapyd_server(folder: Path) -> Iterator[str]:
-    """The real ``scrapyd`` started in ``folder`` (it reads ./scrapyd.conf); yields its base URL."""
+def scrapyd_server(folder: Path, extra_conf: str = "") -> Iterator[str]:
+    """The real ``scrapyd`` started in ``folder`` (it reads ./scrapyd.conf); yields its base URL.
+
+    ``extra_conf``: more ``name = value`` lines for its [scrapyd] section (username, password).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    (folder / "scrapyd.conf").write_text(scrapyd_conf(folder, port))
+    (folder / "scrapyd.conf").write_text(scrapyd_conf(folder, port, extra_conf))
     pidfile = folder / "scrapyd.pid"
     log = folder / "scrapyd.log"
     scrapyd = command("scrapyd")
@@ -150,6 +156,8 @@ def scrapyd_server(folder: Path) -> Iterator[str]:
             try:
                 with urllib.request.urlopen(url + "daemonstatus.json", timeout=1) as response:
                     return json.load(response).get("status") == "ok"
+            except urllib.error.HTTPError as exc:
+                return exc.code == 401  # up, and asking for the password
             except OSError:
                 return False
 
@@ -175,11 +183,16 @@ def copy_project(target: Path) -> Path:
     return target
 
 
-def deploy(project: Path, scrapyd_url: str) -> subprocess.CompletedProcess[str]:
-    """``scrapyd-deploy test`` from a project copy whose scrapy.cfg gains a ``test`` target."""
+def deploy(
+    project: Path, scrapyd_url: str, target: str = "", **env_vars: str
+) -> subprocess.CompletedProcess[str]:
+    """``scrapyd-deploy test`` from a project copy whose scrapy.cfg gains a ``test`` target.
+
+    ``target``: more lines for that section (username, password); ``env_vars``: its environment.
+    """
     with open(project / "scrapy.cfg", "a", encoding="utf-8") as cfg:
-        cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n")
-    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        cfg.write(f"\n[deploy:test]\nurl = {scrapyd_url}\nproject = linkspider\n{target}")
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"} | env_vars
     return subprocess.run([command("scrapyd-deploy"), "test"], cwd=project, env=env, capture_output=True,
                           text=True, timeout=180)
 
@@ -194,10 +207,14 @@ def deployed_scrapyd(folder: Path) -> Iterator[str]:
         yield url
 
 
-def post_form(url: str, fields: list[tuple[str, str]]) -> dict:
-    """POST ``fields`` as a form to ``url``; the JSON answer."""
+def post_form(url: str, fields: list[tuple[str, str]], auth: tuple[str, str] | None = None) -> dict:
+    """POST ``fields`` as a form to ``url`` (HTTP basic ``auth``); the JSON answer."""
     data = urllib.parse.urlencode(fields).encode()
-    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as response:
+    request = urllib.request.Request(url, data=data)
+    if auth:
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
         return json.load(response)
 
 

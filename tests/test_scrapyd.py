@@ -179,6 +179,24 @@ def test_wait_gives_up_after_its_timeout(deployed, tmp_path: Path) -> None:
             wait_for_job(Scrapyd(url), job, timeout=60, poll=0.5)
 
 
+@pytest.mark.slow
+def test_a_password_protected_scrapyd_as_the_readme_sets_it_up(tmp_path: Path) -> None:
+    """username/password in scrapyd.conf; the deploy target's password from the environment."""
+    with scrapyd_server(tmp_path / "server", "username = editor\npassword = s3cret\n") as url:
+        target = "username = editor\npassword = $SCRAPYD_PASSWORD\n"
+        refused = deploy(copy_project(tmp_path / "refused"), url, target, SCRAPYD_PASSWORD="wrong")
+        assert refused.returncode != 0 and "401" in refused.stderr + refused.stdout
+        done = deploy(copy_project(tmp_path / "project"), url, target, SCRAPYD_PASSWORD="s3cret")
+        assert done.returncode == 0 and '"status": "ok"' in done.stdout, done.stderr + done.stdout
+        fields = [("project", "linkspider"), ("spider", "site"), ("start", "ftp://example.com/")]
+        answer = post_form(url + "schedule.json", fields, auth=("editor", "s3cret"))
+        job = answer["jobid"]
+        with pytest.raises(InputError, match=r"^scrapyd at .* refused the credentials \(HTTP 401\)$"):
+            wait_for_job(Scrapyd(url), job, timeout=5)
+        finished = wait_for_job(Scrapyd(url, "editor", "s3cret"), job, timeout=120, poll=0.5)
+        assert finished.job == job
+
+
 def test_every_shipped_scrapyd_config_binds_to_loopback() -> None:
     """scrapyd runs any egg uploaded to it: no shipped config may listen beyond 127.0.0.1."""
     tracked = subprocess.run(["git", "ls-files", "*.conf", "*.cfg", "**/*.conf", "**/*.cfg"], cwd=REPO,
