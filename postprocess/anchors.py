@@ -61,6 +61,15 @@ def normalise(word: str) -> str:
     return w
 
 
+#: Words that name no page on their own: a span made only of these is not an anchor
+#: ("new", "guide", "release notes"), though they may stand inside one ("Django 3.2 release notes").
+WEAK_WORDS = frozenset(normalise(w) for w in (
+    "about advanced api basic basics best code contents doc docs documentation example examples explained "
+    "extra faq fixed general good guide guides help home how index info introduction list matter more new "
+    "note notes overview page part quick recipe reference release simple source tip tips topic topics "
+    "tutorial use using version").split())
+
+
 def words(text: str) -> list[str]:
     """Normalised words of ``text``."""
     return [normalise(m.group()) for m in WORD.finditer(text or "")]
@@ -262,7 +271,7 @@ class AnchorFinder:
     def _span_score(self, key: tuple[str, ...], weights: dict[str, float],
                     names: set[tuple[str, ...]]) -> float:
         content = [w for w in key if w not in STOPWORDS]
-        if not content:
+        if not content or all(w in WEAK_WORDS for w in content):
             return 0.0
         matched = {w for w in content if w in weights}
         gain = sum(weights[w] * self.rarity(w) for w in matched)

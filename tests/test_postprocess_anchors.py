@@ -169,3 +169,11 @@ def test_words_shared_by_many_page_names_weigh_less():
     crawl = build_crawl([source, *notes], [], [])
     [s] = _anchor(crawl, source["url"], [url("/releases/1.3/")])
     assert s.anchor == "1.3"
+
+
+def test_generic_words_alone_are_not_anchors():
+    source = page(url("/s/"), "S", "Here is a new guide to brewing with care.")
+    target = page(url("/t/"), "Dialling in a new bag of espresso | Shop", "x")
+    crawl = build_crawl([source, target], [], [])
+    [s] = _anchor(crawl, source["url"], [target["url"]])
+    assert s.anchor_type == "title"  # "new" alone is no anchor
