@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from postprocess.candidates import Suggestion
 from postprocess.load import Crawl, Page
+from postprocess.output import progress
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: Separators that set off a site-wide part of a title ("Models | Django documentation").
@@ -320,5 +321,10 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
     by_source: dict[str, list[Suggestion]] = defaultdict(list)
     for s in suggestions:
         by_source[s.source_url].append(s)
+    bar = progress(len(by_source), "anchors", "page") if by_source else None
     for source_url, group in by_source.items():
         finder.choose(source_url, group)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import pyarrow.parquet as pq
 from postprocess.errors import InputError
 from postprocess.load import Crawl, Page
 from postprocess.options import Options
+from postprocess.output import progress as progress_bar
 from postprocess.output import replace_atomically
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ class Embedder:
             return np.zeros((0, dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), dim), dtype=np.float32)
-        bar = _progress(len(texts), progress)
+        bar = progress_bar(len(texts), progress, "text") if progress else None
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             batch = [self.prefix + texts[i] for i in idx]
@@ -121,14 +121,6 @@ class Embedder:
         if bar is not None:
             bar.close()
         return out
-
-
-def _progress(total: int, desc: str | None):  # noqa: ANN202 - tqdm or None
-    if desc is None or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="text", file=sys.stderr)
 
 
 def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:

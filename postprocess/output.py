@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,3 +19,12 @@ def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> Non
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def progress(total: int, desc: str, unit: str = "it"):  # noqa: ANN201 - tqdm or None
+    """A tqdm bar on stderr when stderr is a terminal; None otherwise (logs and pipes stay clean)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr)
