@@ -182,3 +182,38 @@ def test_meta_refresh_is_a_redirect(slashless_site: str, scrapy_crawl: Crawler, 
     assert (refresh["reason"], refresh["alias_of"]) == ("redirect", slashless_site + "about/")
     assert refresh["detail"].startswith("meta refresh")
     assert [p["url"] for p in pages].count(slashless_site + "about/") == 1
+
+
+@pytest.fixture
+def moved_site(sample_site: str) -> Iterator[str]:
+    """An origin whose every URL answers 301 to the same path on the sample site."""
+
+    class Moved(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+        def do_GET(self) -> None:
+            self.send_response(301)
+            self.send_header("Location", sample_site.rstrip("/") + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Moved)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_start_url_that_moves_to_another_origin(
+    moved_site: str, sample_site: str, scrapy_crawl: Crawler, tmp_path: Path
+) -> None:
+    """http -> https or a new host name: the crawl follows the start page to its new origin."""
+    scrapy_crawl(moved_site, tmp_path, settings={"LINKSPIDER_SITEMAPS": False, "DEPTH_LIMIT": 1})
+    pages, skipped = tables(tmp_path)
+    [start] = [s for s in skipped if s["url"] == moved_site]
+    assert (start["reason"], start["alias_of"]) == ("redirect", sample_site)
+    home = [p for p in pages if p["url"] == sample_site]
+    assert home and (home[0]["found_by"], home[0]["depth"]) == ("start", 0)
+    assert sample_site + "guides/" in {p["url"] for p in pages}
+    assert all(p["url"].startswith(sample_site) for p in pages)

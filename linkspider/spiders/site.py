@@ -190,6 +190,7 @@ class SiteSpider(Spider):
             self.skipped_seen |= state.get("skipped_seen", set())
             state["skipped_seen"] = self.skipped_seen
             self.page_count = max(self.page_count, state.get("page_count", 0))
+            self.start_url = state.get("start_url", self.start_url)
         state["page_count"] = self.page_count
         return state
 
@@ -369,6 +370,13 @@ class SiteSpider(Spider):
         url = info["url"]
         target = self.canonical(location)
         detail = f"{how or response.status} to {location}"
+        if target is not None and info["found_by"] == "start" and not same_origin(target, self.start_url):
+            # The start URL moved (http -> https, example.com -> www.example.com): the site
+            # is where it went. Kept in spider.state, so a resumed crawl keeps the new origin.
+            logger.info("linkspider: start URL %s redirects to %s: crawling that site", url, target)
+            self.start_url = target
+            self._restore()["start_url"] = target
+            self.crawler.stats.set_value("linkspider/start_moved_to", target)
         if target is None or not same_origin(target, self.start_url):
             yield self.skip(url, "offsite", from_url=info["from"], alias_of=target, detail=detail)
             return
