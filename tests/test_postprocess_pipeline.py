@@ -1,0 +1,78 @@
+"""``suggest()`` in memory with the real model: the API evaluation uses, near duplicates, caps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from crawlkit import ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, bundled_model, page, url
+
+from postprocess.embed import embed_pages
+from postprocess.load import build_crawl
+from postprocess.options import Options
+from postprocess.pipeline import suggest
+
+pytestmark = pytest.mark.slow
+LOW = Options(min_score=0.2)
+
+
+@pytest.fixture(scope="module")
+def site():
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    return crawl, embed_pages(crawl, bundled_model(), LOW)
+
+
+def test_suggest_ranks_per_source_and_respects_the_filters(site):
+    crawl, emb = site
+    result = suggest(crawl, LOW, bundled_model(), embeddings=emb)
+    linked = {(lk.source_url, lk.target_url) for lk in crawl.links}
+    assert result.rows and all((s.source_url, s.target_url) not in linked for s in result.rows)
+    assert [s.score for s in result.rows] == sorted((s.score for s in result.rows), reverse=True)
+    for source, group in result.by_source().items():
+        assert [s.rank for s in group] == list(range(1, len(group) + 1))
+        assert all(s.source_url == source != s.target_url for s in group)
+    assert set(result.timings) == {"index", "rank", "anchors"}  # embeddings were given
+
+
+def test_hidden_link_comes_back_as_a_suggestion(site):
+    crawl, emb = site
+    hidden = dataclasses.replace(crawl, links=[lk for lk in crawl.links if lk.target_url != GRINDER])
+    before = {(s.source_url, s.target_url) for s in suggest(crawl, LOW, embeddings=emb).rows}
+    after = suggest(hidden, dataclasses.replace(LOW, per_source=10), embeddings=emb)
+    assert (ESPRESSO, GRINDER) not in before
+    assert (ESPRESSO, GRINDER) in {(s.source_url, s.target_url) for s in after.rows}
+
+
+@pytest.mark.parametrize("per_target", [1])
+def test_per_target_cap(site, per_target):
+    crawl, emb = site
+    result = suggest(crawl, dataclasses.replace(LOW, per_target=per_target), embeddings=emb, anchors=False)
+    counts: dict[str, int] = {}
+    for s in result.rows:
+        counts[s.target_url] = counts.get(s.target_url, 0) + 1
+    assert max(counts.values()) <= per_target
+    assert result.rejected["over_cap"] > 0
+
+
+def test_near_duplicates_go_to_cannibalisation_not_the_queue():
+    copy = page(url("/coffee/espresso-copy/"), "How to pull a good espresso shot | Example Kitchen",
+                SITE[0]["text"])
+    crawl = build_crawl([*SITE, copy], SITE_LINKS, [])
+    result = suggest(crawl, LOW, bundled_model())
+    pair = tuple(sorted((ESPRESSO, copy["url"])))
+    assert [(c.source_url, c.target_url) for c in result.cannibalisation] == [pair]
+    assert result.cannibalisation[0].parts["similarity"] > 0.95
+    assert not any({s.source_url, s.target_url} == set(pair) for s in result.rows)
+
+
+def test_date_decay_lowers_old_sources():
+    old = dict(SITE[1], published="2020-01-01")  # the pour-over page is an old dated post
+    crawl = build_crawl([SITE[0], old, *SITE[2:]], SITE_LINKS, [])
+    emb = embed_pages(crawl, bundled_model(), LOW)
+    plain = {(s.source_url, s.target_url): s for s in suggest(crawl, LOW, embeddings=emb).rows}
+    decayed = suggest(crawl, dataclasses.replace(LOW, date_decay_days=365), embeddings=emb)
+    for s in decayed.rows:
+        if s.source_url == POUR_OVER:
+            assert s.parts["date_factor"] < 0.1 and s.score < plain[(s.source_url, s.target_url)].score
+        else:
+            assert s.parts["date_factor"] == 1.0
