@@ -27,12 +27,10 @@ SESSION_PARAMS = frozenset({"jsessionid", "phpsessid", "sid", "sessionid", "sess
 SESSION_PREFIXES = ("aspsessionid",)
 
 #: Last path segments that are the directory's default document: ``/docs/index.html`` is
-#: ``/docs/``. index.php, default.aspx and friends are included: servers that use them
-#: serve them for the bare directory too.
-INDEX_PAGES = frozenset(
-    {"index.html", "index.htm", "index.shtml", "index.php", "default.htm", "default.html",
-     "default.asp", "default.aspx"}
-)
+#: ``/docs/``. Only index.html/htm by default: ``default.html`` or ``index.php`` can be real,
+#: distinct pages (Django's docs have ``topics/auth/default.html``); add them with the
+#: LINKSPIDER_INDEX_PAGES setting on sites that serve them for the bare directory.
+INDEX_PAGES = frozenset({"index.html", "index.htm"})
 
 #: Query parameters whose numeric value is a page number or a list offset.
 PAGINATION_PARAMS = frozenset({"page", "p", "paged", "pg", "pagenum", "page_num", "start", "offset"})

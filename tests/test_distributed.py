@@ -91,6 +91,12 @@ def pages_by_job(crawl: Path) -> dict[str, list[str]]:
     return found
 
 
+def found_by(crawl: Path) -> dict[str, str]:
+    """page URL -> how it was found (start, link or sitemap)."""
+    table = pq.read_table(crawl / "pages", columns=["url", "found_by"])
+    return dict(zip(table["url"].to_pylist(), table["found_by"].to_pylist(), strict=True))
+
+
 @pytest.mark.slow
 def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
     with redis_server(tmp_path / "redis") as redis_url, running(SAMPLE_SITE) as site:
@@ -121,6 +127,9 @@ def test_two_workers_share_one_crawl(tmp_path: Path) -> None:
         assert all(counts.values()), f"both workers should fetch pages: {counts}"
         assert set(rows) == expected  # the union is the whole site
         assert len(rows) == len(set(rows))  # and no page was written twice
+        # Sitemap seeding waits until every worker has drained the link crawl, so a page a
+        # link reaches is never recorded as found through the sitemap.
+        assert found_by(shared) == found_by(alone)
         # HTTP requests: the same as one process made (robots.txt aside: each worker reads it itself).
         requested_shared = collections.Counter(site.requests)
         del requested_shared["/robots.txt"], requested_alone["/robots.txt"]

@@ -44,7 +44,7 @@ from w3lib.html import get_meta_refresh
 from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import extract_page
 from linkspider.items import CrawledPage, SkipRecord
-from linkspider.urls import UrlPolicy, canonical_url, in_scope, same_origin, skip_reason
+from linkspider.urls import INDEX_PAGES, UrlPolicy, canonical_url, in_scope, same_origin, skip_reason
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,7 +68,7 @@ def url_policy(settings: BaseSettings) -> UrlPolicy:
         tracking_params=frozenset(settings.getlist("LINKSPIDER_TRACKING_PARAMS")),
         pagination_patterns=tuple(settings.getlist("LINKSPIDER_PAGINATION_PATTERNS")),
         trailing_slash=settings.get("LINKSPIDER_TRAILING_SLASH"),
-        index_pages=frozenset(settings.getlist("LINKSPIDER_INDEX_PAGES", ["index.html", "index.htm"])),
+        index_pages=frozenset(settings.getlist("LINKSPIDER_INDEX_PAGES", sorted(INDEX_PAGES))),
     )
 
 
@@ -424,6 +424,12 @@ class SiteSpider(Spider):
         """When the link crawl has drained, seed from robots.txt Sitemap lines and /sitemap.xml."""
         if not self.sitemaps or self.sitemaps_seeded:
             return
+        scheduler = self.crawler.engine.scheduler
+        crawl_busy = getattr(scheduler, "crawl_busy", None)
+        if crawl_busy is not None and crawl_busy():
+            # A shared (Redis) crawl: other workers are still following links, so a page the
+            # sitemap lists may yet be reached by a click path. Seed only once it has drained.
+            raise DontCloseSpider
         self.sitemaps_seeded = True
         parts = urlsplit(self.start_url)
         root = f"{parts.scheme}://{parts.netloc}"
