@@ -143,6 +143,8 @@ def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Em
             source, model_id = str(local.resolve()), local.resolve().name
         elif local.exists():
             raise InputError(f"--model {name_or_path}: a file, not a model folder")
+        elif name_or_path.startswith(("/", ".", "~")):
+            raise InputError(f"model folder not found: {name_or_path} (nothing is downloaded)")
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging

@@ -61,7 +61,7 @@ def test_bad_crawl_is_one_line_and_no_csv(tmp_path, case, setup, words):
     ("args", "words"),
     [(["--per-source", "0"], "--per-source must be at least 1"),
      (["--job", "nope"], "for job nope"),
-     (["--model", "/nonexistent/model-folder"], "cannot be loaded offline")],
+     (["--model", "/nonexistent/model-folder"], "model folder not found")],
 )
 def test_bad_options_are_one_line(tmp_path, args, words):
     write_site(tmp_path / "crawl")
