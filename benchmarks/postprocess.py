@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from postprocess import cli  # noqa: E402
+# Every module imported now, so that the run uses one version of the code throughout.
+from postprocess import anchors, candidates, cli, embed, index, load, pipeline, report  # noqa: E402, F401
 from postprocess.candidates import existing_links  # noqa: E402
 from postprocess.embed import load_model  # noqa: E402
 from postprocess.load import load_crawl  # noqa: E402
