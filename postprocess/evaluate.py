@@ -31,6 +31,8 @@ from typing import Any, Protocol
 DEFAULT_HIDE = 0.2
 #: The rankings compared: the pipeline's own, and the two baselines.
 METHODS = ("default", "plain", "tfidf")
+#: Score cuts at which the default ranking's recall@5 is shown (``--min-score`` candidates).
+CURVE_CUTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 #: Default cut-offs for recall@k.
 DEFAULT_KS = (1, 5, 10)
 #: Anchor agreement is measured on hidden pairs found within this many suggestions.
@@ -232,6 +234,22 @@ def suggest_threshold(rankings: Rankings, hidden: Iterable[Pair], depth: int = 1
             "found": float(len(positives))}
 
 
+def threshold_curve(rankings: Rankings, hidden: Iterable[Pair], cuts: Sequence[float],
+                    k: int = AGREEMENT_K) -> list[dict[str, float]]:
+    """For each score cut: recall@k counting only suggestions at or above it, and the share of top-k kept."""
+    pairs = list(hidden)
+    top = [(source, item) for source, items in rankings.items() for item in list(items)[:k]]
+    out = []
+    for cut in cuts:
+        kept = {(source, item.target_url) for source, item in top if item.score >= cut}
+        out.append({
+            "min_score": cut,
+            "recall": round(sum(pair in kept for pair in pairs) / len(pairs), 4) if pairs else 0.0,
+            "kept": round(len(kept) / len(top), 4) if top else 0.0,
+        })
+    return out
+
+
 def score_method(
     method: str, rankings: Rankings, hidden: Mapping[Pair, Sequence[str]], ks: Sequence[int] = DEFAULT_KS
 ) -> MethodResult:
@@ -320,14 +338,18 @@ def default_rankings(visible_crawl: Any, options: Any, model: Any, embeddings: A
                      depth: int) -> Rankings:
     """The pipeline's own ranking (``postprocess.pipeline.suggest``) with ``depth`` suggestions per source.
 
-    The minimum score is lifted (0) so that the evaluation sees the whole score
-    range and can suggest a threshold; every other option stays as given.
+    The minimum score is lifted (-1) so that the evaluation sees the whole score
+    range and can suggest a threshold, and the per-target cap grows in step with
+    the per-source one (``depth`` / ``per_source``), so that it binds as often as
+    in a real run; every other option stays as given.
     """
     from dataclasses import replace
 
     from postprocess.pipeline import suggest
 
-    run_options = replace(options, per_source=depth, min_score=0.0)
+    per_target = math.ceil(options.per_target * depth / max(1, options.per_source))
+    run_options = replace(options, per_source=depth, per_target=max(options.per_target, per_target),
+                          min_score=-1.0)
     result = suggest(visible_crawl, run_options, model, embeddings=embeddings, index=index)
     return {source: [Ranked(s.target_url, s.score, s.anchor) for s in rows]
             for source, rows in result.by_source().items()}
@@ -355,6 +377,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
     visible_crawl = replace(crawl, links=list(visible))
     pages = [p for p in crawl.pages if p.url in sources]
     results: list[MethodResult] = []
+    curve: list[dict[str, float]] = []
     for method in methods:
         started = time.perf_counter()
         if method == "default":
@@ -370,6 +393,8 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         result = score_method(method, rankings, hidden, ks)
         result.seconds = time.perf_counter() - started
         results.append(result)
+        if method == "default":
+            curve = threshold_curve(rankings, hidden, CURVE_CUTS)
     return {
         "crawl": getattr(crawl, "directory", ""),
         "pages": len(crawl.pages),
@@ -383,6 +408,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         "agreement": {"k": AGREEMENT_K, "cut": AGREEMENT_CUT, "measure": "token-set Jaccard"},
         "model": getattr(model, "model_id", ""),
         "methods": [result_dict(r) for r in results],
+        "default_min_score_curve": curve,
         "table": format_table(results, ks),
     }
 
@@ -425,5 +451,9 @@ def run(args: argparse.Namespace) -> int:
         cut = default["threshold"]
         print(f"suggested --min-score for this site: {cut['f1_cut']:.3f} (best F1 against the hidden links; "
               f"90% of the found hidden links score above {cut['keep_90']:.3f})")
+    if payload["default_min_score_curve"]:
+        print("default ranking, recall@5 if --min-score were: " + ", ".join(
+            f"{c['min_score']:g} → {c['recall']:.3f} ({c['kept']:.0%} of top-5 kept)"
+            for c in payload["default_min_score_curve"]))
     print(f"written: {out / 'evaluation.json'}")
     return 0

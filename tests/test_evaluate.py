@@ -281,3 +281,12 @@ def test_evaluate_command_on_a_crawl_without_content_links(tmp_path, capsys) -> 
     status = main(["evaluate", "--crawl", str(crawl), "--out", str(tmp_path / "out"), "--methods", "tfidf"])
     assert status == 2
     assert "no in-content links" in capsys.readouterr().err
+
+
+def test_threshold_curve_counts_only_suggestions_above_each_cut() -> None:
+    from postprocess.evaluate import threshold_curve
+
+    hidden = [("s1", "t1"), ("s1", "t3"), ("s2", "t5")]
+    curve = threshold_curve(RANKINGS, hidden, [0.0, 0.65, 0.95], k=5)
+    assert [c["recall"] for c in curve] == [1.0, pytest.approx(2 / 3, abs=1e-4), 0.0]
+    assert [c["kept"] for c in curve] == [1.0, 0.6, 0.0]
