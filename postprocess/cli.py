@@ -1,4 +1,4 @@
-"""``python -m postprocess [run|embed|index|rank|anchors|report|evaluate|wait] [options]``.
+"""``python -m postprocess [run|embed|index|rank|anchors|report|evaluate|wait|serve] [options]``.
 
 Each stage reads the previous stage's outputs from ``--out``, so one stage can be
 rerun alone; ``run`` (the default) does them all in one process.
@@ -32,6 +32,7 @@ STAGES = ("run", "embed", "index", "rank", "anchors", "report")
 PLUGINS: dict[str, tuple[str, str, str, bool]] = {
     "evaluate": ("postprocess.evaluate", "add_arguments", "run", True),
     "wait": ("postprocess.scrapyd", "add_wait_arguments", "run_wait", False),
+    "serve": ("postprocess.serve", "add_arguments", "run", False),
 }
 STAGE_HELP = {
     "run": "every stage, in order (the default)",
