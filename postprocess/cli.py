@@ -125,11 +125,15 @@ class Session:
 
 
 def stage_embed(s: Session) -> None:
-    from postprocess.embed import embed_pages, load_model, save_vectors
+    """Embed the pages; when every page is in the cache the model is not even loaded."""
+    from postprocess.embed import embed_pages, from_cache, load_model, model_identity, save_vectors
 
     crawl = s.get_crawl()
-    s.model = s.timed("model", lambda: load_model(s.args.model, s.options.prefix))
-    s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache"))
+    model_id, prefix = model_identity(s.args.model, s.options.prefix)
+    s.embeddings = s.timed("embed", lambda: from_cache(crawl, model_id, prefix, s.options, s.out / "cache"))
+    if s.embeddings is None:
+        s.model = s.timed("model", lambda: load_model(s.args.model, s.options.prefix))
+        s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache"))
     save_vectors(s.out / "vectors.parquet", s.embeddings)
     st = s.embeddings.stats
     logging.getLogger("postprocess").info("embedded %s pages, %s from the cache", st["embedded_pages"],

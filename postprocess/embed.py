@@ -123,6 +123,37 @@ class Embedder:
         return out
 
 
+def model_identity(name_or_path: str | None, prefix: str | None) -> tuple[str, str]:
+    """(model id, prefix) as the cache keys use them, without loading the model."""
+    if name_or_path is None:
+        model_id = BUNDLED_ID
+    else:
+        local = Path(name_or_path).expanduser()
+        model_id = local.resolve().name if local.is_dir() else name_or_path
+    return model_id, default_prefix(model_id) if prefix is None else prefix
+
+
+def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
+               cache_dir: str | Path) -> Embeddings | None:
+    """Every page's vectors from the cache, or None when one page is missing (then load the model)."""
+    pages = [p for p in crawl.pages if p.text.strip()]
+    path = Path(cache_dir) / f"embeddings-{model_slug(model_id)}.parquet"
+    if not pages or not path.is_file():
+        return None
+    try:
+        dim = len(pq.read_table(path, columns=["vector"]).slice(0, 1)["vector"][0])
+    except (OSError, IndexError, pa.ArrowException):
+        return None
+    cache = _read_cache(path, dim)
+    keys = [cache_key(model_id, prefix, options, p) for p in pages]
+    if any(k not in cache for k in keys):
+        return None
+    return Embeddings(urls=[p.url for p in pages], vectors=np.stack([cache[k][0] for k in keys]),
+                      chunk_vectors=[cache[k][1] for k in keys], model_id=model_id,
+                      stats={"pages": len(pages), "embedded_pages": 0, "cached_pages": len(pages),
+                             "texts": 0, "encode_seconds": 0.0, "seconds": 0.0})
+
+
 def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:
     """Load a sentence-transformers model offline; None = the bundled all-MiniLM-L6-v2.
 

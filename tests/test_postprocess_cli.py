@@ -153,6 +153,12 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     assert json.loads((out / "summary.json").read_text())["embedding"] == {
         "embedded_pages": 1, "cached_pages": len(SITE) - 1, "texts": 2}
 
+    # Nothing changed: every page from the cache, and the model is not even loaded.
+    same = postprocess("--crawl", str(crawl), "--out", str(out), *LOW)
+    assert same.returncode == 0, same.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["embedding"]["embedded_pages"] == 0 and "model" not in summary["seconds"]
+
     # Stages one at a time, with a tighter cap: no model is loaded after embed.
     for stage in ("index", "rank", "anchors", "report"):
         step = postprocess(stage, "--crawl", str(crawl), "--out", str(out), *LOW, "--per-source", "1")
