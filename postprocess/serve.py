@@ -38,6 +38,8 @@ PARAMETERS = ("url", "limit")
 #: Seconds a connection may stay silent before the server closes it.
 IDLE_TIMEOUT = 30
 JSON = "application/json"
+#: Connections the kernel queues before accept (socketserver's 5 drops bursts: clients wait 1 s to retry).
+LISTEN_BACKLOG = 128
 
 
 def normalise(url: str) -> str:
@@ -280,7 +282,8 @@ def make_server(queue: Queue, host: str = "127.0.0.1", port: int = 8000) -> Thre
         raise InputError(f"serve: --port must be between 0 and 65535, not {port}")
     handler = type("QueueHandler", (Handler,), {"queue": queue})
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    server_class = type("QueueServer", (ThreadingHTTPServer,), {"address_family": family})
+    server_class = type("QueueServer", (ThreadingHTTPServer,),
+                        {"address_family": family, "request_queue_size": LISTEN_BACKLOG})
     try:
         server = server_class((host, port), handler)
     except (OSError, OverflowError) as exc:

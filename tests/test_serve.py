@@ -253,6 +253,22 @@ def test_report_is_404_when_the_run_left_none(tmp_path):
         server.server_close()
 
 
+def test_a_burst_of_connections_waits_in_the_listen_queue(out_dir):
+    """40 clients connect while the server is busy (not accepting): none is dropped to retry 1 s later."""
+    server = make_server(load_queue(out_dir), "127.0.0.1", 0)
+    clients = []
+    try:
+        for _ in range(40):
+            client = socket.socket()
+            clients.append(client)
+            client.settimeout(2)
+            client.connect(server.server_address)
+    finally:
+        for client in clients:
+            client.close()
+        server.server_close()
+
+
 # --- the command line -----------------------------------------------------------------------------
 
 def serve(*args: str) -> subprocess.Popen[str]:
