@@ -46,7 +46,7 @@ def test_a_model_that_is_not_cached_fails_fast_without_downloading():
     started = time.perf_counter()
     with pytest.raises(InputError, match="cannot be loaded offline"):
         load_model("BAAI/bge-small-en-v1.5-not-cached-here")
-    assert time.perf_counter() - started < 20
+    assert time.perf_counter() - started < 60  # no download attempt, no hang
 
 
 def test_a_local_model_folder_loads_by_path():
