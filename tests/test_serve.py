@@ -130,6 +130,13 @@ def test_nan_parts_become_null(tmp_path):
     assert json.loads(_json(queue.recommend(ESPRESSO)))[0]["similarity"] is None
 
 
+def test_a_run_without_suggestions_still_knows_its_pages(tmp_path):
+    queue = load_queue(write_output(tmp_path / "out", tmp_path / "crawl", []))
+    assert queue.by_page == {} and queue.suggestions == 0
+    assert queue.find(CHAIN.rstrip("/")) == CHAIN and queue.recommend(CHAIN) == []
+    assert queue.find("https://example.test/elsewhere/") is None
+
+
 # --- the endpoints --------------------------------------------------------------------------------
 
 def test_recommend_gives_the_page_suggestions_best_first(base_url):
@@ -308,12 +315,18 @@ def _other_table(out: Path) -> None:
     pq.write_table(pa.table({"url": ["https://example.test/"]}), out / "suggestions.parquet")
 
 
+def _bad_page_list(out: Path) -> None:
+    write_output(out, out.parent / "crawl")
+    (out / "index-ids.parquet").write_bytes(b"PAR1 not really")
+
+
 @pytest.mark.parametrize(("setup", "words"), [
     (lambda out: None, "output directory"),
     (_no_file, "suggestions.parquet not found"),
     (_not_parquet, "cannot read suggestions file"),
     (_other_table, "has no column 'source_url'"),
-], ids=["no directory", "no suggestions.parquet", "not parquet", "other table"])
+    (_bad_page_list, "cannot read page list"),
+], ids=["no directory", "no suggestions.parquet", "not parquet", "other table", "bad index-ids"])
 def test_bad_output_directory_is_one_line_exit_2(tmp_path, setup, words):
     out = tmp_path / "out"
     setup(out)
