@@ -3,7 +3,7 @@
 ``GET /recommend?url=<page URL>[&limit=N]`` answers the suggestions for one source page,
 best first; ``GET /health`` says what is loaded; ``GET /`` is a short page with a form;
 ``GET /report`` is report.html. suggestions.parquet is read once at start (restart the
-server after a new run). Standard library only (``ThreadingHTTPServer``): the server
+server after a new run). The server is the standard library's ``ThreadingHTTPServer``: it
 answers GETs from memory and binds 127.0.0.1 by default; put a reverse proxy with TLS in
 front before exposing it to anyone else.
 """
