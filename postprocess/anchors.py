@@ -18,14 +18,15 @@ anchor phrase or a stretch of text is used once.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from postprocess.candidates import Suggestion
-from postprocess.load import Crawl, Page
+from postprocess.load import Crawl, Link, Page
 from postprocess.output import progress
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
@@ -35,6 +36,7 @@ TITLE_SEPARATORS = re.compile(r"\s+[|–—·:»/-]+\s+")
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 MAX_WORDS = 6
+MIN_COMMONNESS = 0.5  # an anchor text names a target when at least this share of its uses point there
 MIN_GAIN = 0.1  # weight·idf a span must reach (Django docs: 0.5 left 8% of rows on titles, 0.1 3%)
 TITLE_BONUS = 1.5
 TEXT_TERMS = 30  # distinctive words of the target's text in its profile
@@ -216,6 +218,7 @@ class AnchorFinder:
         for link in crawl.links:
             if link.position in BLOCKING_POSITIONS and link.anchor_text:
                 self.anchor_texts[link.source_url].append(link.anchor_text)
+        self.link_names = link_names(crawl.links)
         self._profiles: dict[str, tuple[dict[str, float], set[tuple[str, ...]]]] = {}
 
     def rarity(self, word: str) -> float:
@@ -289,8 +292,19 @@ class AnchorFinder:
             if not self._choose_text(src, s, target):
                 self._choose_title(src, s, target)
 
+    def known_name_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int]]:
+        """Spans (first word, last word) of the source that read exactly like an anchor other pages
+        already give the target, the surest names first (see ``link_names``)."""
+        for key in self.link_names.get(target.url, ()):
+            for i in src.positions.get(key[0], ()):
+                j = i + len(key) - 1
+                if (j < len(src.norms) and tuple(src.norms[i:j + 1]) == key
+                        and src.sentence_of[j] == src.sentence_of[i]):
+                    yield i, j
+
     def _choose_text(self, src: SourceText, s: Suggestion, target: Page) -> bool:
-        for _, i, j in self.best_spans(src, target):
+        scored = ((i, j) for _, i, j in self.best_spans(src, target))
+        for i, j in itertools.chain(self.known_name_spans(src, target), scored):
             span = (src.spans[i][0], src.spans[j][1])
             phrase = src.text[span[0]:span[1]]
             if (phrase.lower() in src.used_phrases or NOT_IN_ANCHORS.search(phrase)
@@ -313,6 +327,33 @@ class AnchorFinder:
             phrase = f"{options[0]} ({s.target_url})"
         src.used_phrases.add(phrase.lower())
         s.anchor, s.anchor_type, s.context = phrase, "title", ""
+
+
+def link_names(links: Iterable[Link],
+               min_commonness: float = MIN_COMMONNESS) -> dict[str, list[tuple[str, ...]]]:
+    """Per target URL, the anchor texts in-content links already give it, as normalised words.
+
+    Ordered surest first: by commonness (the share of the anchor's uses that point to
+    this target), then by how often, then longer first. Anchors made only of stopwords
+    or weak words, longer than ``MAX_WORDS``, or pointing here in under
+    ``min_commonness`` of their uses are left out.
+    """
+    uses: Counter[tuple[str, ...]] = Counter()
+    per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
+    for link in links:
+        if link.position != "content" or not link.anchor_text or link.source_url == link.target_url:
+            continue
+        key = tuple(words(link.anchor_text))
+        content = [w for w in key if w not in STOPWORDS]
+        if not content or len(key) > MAX_WORDS or all(w in WEAK_WORDS for w in content):
+            continue
+        uses[key] += 1
+        per_target[link.target_url][key] += 1
+    names: dict[str, list[tuple[str, ...]]] = {}
+    for target, counts in per_target.items():
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1] / uses[kv[0]], -kv[1], -len(kv[0]), kv[0]))
+        names[target] = [key for key, n in ranked if n / uses[key] >= min_commonness]
+    return names
 
 
 def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None) -> None:

@@ -69,8 +69,11 @@ def source_exclusion(page: Page, options: Options) -> str | None:
 
 
 def pair_rejection(source: Page, target: Page, similarity: float, linked: set[tuple[str, str]],
-                   options: Options) -> str | None:
-    """Why a pair is not suggested, or None; ``near_duplicate`` pairs go to cannibalisation."""
+                   options: Options, score: float | None = None) -> str | None:
+    """Why a pair is not suggested, or None; ``near_duplicate`` pairs go to cannibalisation.
+
+    ``min_score`` applies to ``score`` when given (the combined score), else to ``similarity``.
+    """
     if source.url == target.url:
         return "self"
     reason = target_exclusion(target)
@@ -81,7 +84,7 @@ def pair_rejection(source: Page, target: Page, similarity: float, linked: set[tu
         return "cross_language"
     if (source.url, target.url) in linked:
         return "already_linked"
-    if similarity < options.min_score:
+    if (similarity if score is None else score) < options.min_score:
         return "below_min_score"
     if similarity > options.max_similarity:
         return "near_duplicate"
@@ -125,7 +128,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
     linked = existing_links(crawl.links, options.content_links_only)
     all_linked = existing_links(crawl.links) if options.content_links_only else linked
     context = scoring.ScoringContext(crawl=crawl, options=options,
-                                     reference=scoring.crawl_reference_date(crawl))
+                                     reference=scoring.crawl_reference_date(crawl),
+                                     evidence=scoring.Evidence(crawl, embeddings, options.neighbours))
     rejected: Counter[str] = Counter()
     pool: list[Suggestion] = []
     duplicates: dict[tuple[str, str], Suggestion] = {}
@@ -138,18 +142,24 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
         if reason:
             rejected[reason] += 1
             continue
-        for other, similarity in index.neighbours(item, count, options.search_k):
-            target = pages.get(index.urls[other])
+        neighbours = [(index.urls[other], sim)
+                      for other, sim in index.neighbours(item, count, options.search_k)]
+        for target_url, similarity in scoring.more_candidates(source.url, neighbours, context):
+            target = pages.get(target_url)
             if target is None:
                 continue
             if similarity > options.max_similarity and source.url != target.url:
                 _record_duplicate(duplicates, source.url, target.url, similarity, all_linked)
-            reason = pair_rejection(source, target, similarity, linked, options)
+            reason = pair_rejection(source, target, similarity, linked, options, score=float("inf"))
             if reason:
                 rejected[reason] += 1
                 continue
             parts = scoring.score_parts(source, target, similarity, context)
-            pool.append(Suggestion(source.url, target.url, scoring.combine(parts, options), parts))
+            score = scoring.combine(parts, options)
+            if score < options.min_score:
+                rejected["below_min_score"] += 1
+                continue
+            pool.append(Suggestion(source.url, target.url, score, parts))
     pool.sort(key=sort_key)
     queue = apply_caps(pool, options.per_source, options.per_target)
     rejected["over_cap"] += len(pool) - len(queue)

@@ -1,0 +1,126 @@
+"""Lexical evidence in the ranking (scoring parts, extra candidates) and names from links in anchors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from crawlkit import COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, SITE, TOMATOES, bundled_model, link, url
+
+from postprocess import scoring
+from postprocess.anchors import AnchorFinder, add_anchors, link_names
+from postprocess.candidates import Suggestion, find_candidates
+from postprocess.embed import embed_pages
+from postprocess.index import build_index
+from postprocess.load import Crawl, Link, Page, build_crawl
+from postprocess.options import Options
+
+
+@pytest.mark.parametrize(("inbound", "value"),
+                         [(0, 1.0), (1, 1 / (1 + math.log(2))), (20, 1 / (1 + math.log(21)))])
+def test_needs_links_falls_with_inbound_links(inbound: int, value: float) -> None:
+    assert scoring.needs_links(inbound) == pytest.approx(value)
+    assert scoring.needs_links(-3) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("parts", "score"),
+    [
+        ({"similarity": 0.8}, 0.8),  # nothing else known: the similarity
+        ({"similarity": 0.8, "date_factor": 0.5}, 0.4),
+        ({"similarity": 0.6, "best_chunk": 0.8}, 0.7),
+        ({"similarity": 0.6, "best_chunk": 0.6, "lexical": 0.2, "mention": 0.5, "needs_links": 0.5},
+         0.6 + 0.2 + 1.0 + 0.2),
+        ({"similarity": 0.6, "best_chunk": 0.6, "mention": 1.0, "date_factor": 0.5}, (0.6 + 2.0) * 0.5),
+    ],
+)
+def test_combine_adds_weighted_evidence_to_the_similarity(parts: dict[str, float], score: float) -> None:
+    assert scoring.combine(parts, Options()) == pytest.approx(score)
+
+
+def linked_crawl() -> Crawl:
+    links = [
+        link(ESPRESSO, GRINDER, "burr grinder"),
+        link(COMPOST, TOMATOES, "tomatoes"),
+        link(COMPOST, ROSES, "roses"),
+    ]
+    return build_crawl(SITE, links, [])
+
+
+@pytest.fixture(scope="module")
+def site_run():  # noqa: ANN201 - (crawl, embeddings, index)
+    crawl = linked_crawl()
+    embeddings = embed_pages(crawl, bundled_model(), Options())
+    return crawl, embeddings, build_index(embeddings.urls, embeddings.vectors, 10)
+
+
+@pytest.mark.slow
+def test_every_suggestion_carries_the_evidence_parts(site_run) -> None:  # noqa: ANN001
+    crawl, embeddings, index = site_run
+    queue, _, _ = find_candidates(crawl, embeddings, index, Options(min_score=-1.0))
+    assert queue
+    for s in queue:
+        assert set(scoring.PART_COLUMNS) <= set(s.parts)
+        assert s.score == pytest.approx(scoring.combine(s.parts, Options()))
+    # The pour-over page says "burr grinder", the anchor the espresso page links the grinder with.
+    pour = {s.target_url: s for s in queue if s.source_url == POUR_OVER}
+    assert pour[GRINDER].parts["mention"] > 0
+    assert all(s.parts["mention"] == 0 for s in queue if s.source_url == ROSES)
+
+
+@pytest.mark.slow
+def test_named_and_lexically_close_pages_join_the_semantic_neighbours(site_run) -> None:  # noqa: ANN001
+    crawl, embeddings, _ = site_run
+    reference = scoring.crawl_reference_date(crawl)
+    context = scoring.ScoringContext(crawl=crawl, options=Options(), reference=reference,
+                                     evidence=scoring.Evidence(crawl, embeddings, neighbours=1))
+    merged = scoring.more_candidates(POUR_OVER, [(ROSES, 0.1)], context)
+    urls = [u for u, _ in merged]
+    assert urls[0] == ROSES and merged[0][1] == 0.1  # the index's neighbours first, untouched
+    assert GRINDER in urls  # named in the text ("burr grinder")
+    assert POUR_OVER not in urls and len(urls) == len(set(urls))
+    row = embeddings.row()
+    for u, cosine in merged[1:]:
+        expected = float(embeddings.vectors[row[u]] @ embeddings.vectors[row[POUR_OVER]])
+        assert cosine == pytest.approx(expected, abs=1e-5)
+    plain = scoring.ScoringContext(crawl=crawl, options=Options(), reference=reference)
+    assert scoring.more_candidates(POUR_OVER, [(ROSES, 0.1)], plain) == [(ROSES, 0.1)]
+
+
+@pytest.mark.slow
+def test_min_score_applies_to_the_combined_score(site_run) -> None:  # noqa: ANN001
+    crawl, embeddings, index = site_run
+    everything, _, _ = find_candidates(crawl, embeddings, index, Options(min_score=-1.0, per_source=10))
+    lifted = max(everything, key=lambda s: s.score - s.parts["similarity"])  # evidence lifts it most
+    cut = (lifted.parts["similarity"] + lifted.score) / 2
+    kept, _, rejected = find_candidates(crawl, embeddings, index, Options(min_score=cut, per_source=10))
+    assert (lifted.source_url, lifted.target_url) in {(s.source_url, s.target_url) for s in kept}
+    assert all(s.score >= cut for s in kept)
+    assert rejected["below_min_score"] > 0
+
+
+def test_link_names_order_the_surest_names_first() -> None:
+    links = [
+        Link(url("/a"), ESPRESSO, "espresso shot"), Link(url("/b"), ESPRESSO, "espresso shot"),
+        Link(url("/c"), ESPRESSO, "coffee"), Link(url("/d"), GRINDER, "coffee"),  # ambiguous: half each
+        Link(url("/e"), GRINDER, "coffee", position="nav"),  # nav links do not count
+        Link(url("/f"), ESPRESSO, "here"), Link(url("/g"), ESPRESSO, "the guide"),  # no name
+        Link(ESPRESSO, ESPRESSO, "espresso"),  # self link
+    ]
+    names = link_names(links)
+    assert names[ESPRESSO] == [("espresso", "shot"), ("coffee",)]
+    assert names[GRINDER] == [("coffee",)]
+    assert link_names(links, min_commonness=0.6)[ESPRESSO] == [("espresso", "shot")]
+
+
+def test_anchor_prefers_the_name_other_pages_link_the_target_with() -> None:
+    target = Page(url=url("/brewing/ratio/"), title="Brew ratio calculator", h1="Brew ratio calculator",
+                  text="Work out grams of coffee per gram of water.")
+    source = Page(url=url("/coffee/"), title="Coffee", h1="Coffee",
+                  text="Coffee grounds and water. The golden ratio of sixteen to one suits most brewers.")
+    other = Page(url=url("/tea/"), title="Tea", h1="Tea", text="The golden ratio applies to tea too.")
+    crawl = Crawl(pages=[target, source, other], links=[Link(other.url, target.url, "golden ratio")])
+    s = Suggestion(source.url, target.url, 1.0)
+    add_anchors(crawl, [s], AnchorFinder(crawl))
+    assert (s.anchor, s.anchor_type) == ("golden ratio", "text")
+    assert "sixteen to one" in s.context
