@@ -20,7 +20,7 @@ class Options:
     search_k: int = -1  # Annoy search_k (-1: trees × neighbours)
     neighbours: int = 50  # nearest pages looked at per source
     # filters
-    min_score: float = 0.5  # pairs below this similarity are dropped
+    min_score: float = 0.5  # pairs whose combined score is below this are dropped
     max_similarity: float = 0.95  # pairs above it are near duplicates: cannibalisation report
     per_source: int = 5  # suggestions per source page
     per_target: int = 20  # new inbound suggestions per target page (greedy, best first)
@@ -44,7 +44,7 @@ HELP: dict[str, str] = {
     "trees": "Annoy trees: more find neighbours more surely, and build a bigger index",
     "search_k": "Annoy search_k per query (-1: trees × neighbours)",
     "neighbours": "nearest pages looked at per source page",
-    "min_score": "pairs with a lower similarity are dropped",
+    "min_score": "pairs with a lower combined score are dropped",
     "max_similarity": "pairs with a higher similarity are near duplicates: cannibalisation.csv, "
                       "not the queue",
     "per_source": "suggestions per source page",
@@ -70,8 +70,11 @@ def validate(options: Options) -> None:
         raise InputError("--chunk-overlap must not be negative")
     if not 0.0 <= options.title_weight <= 1.0:
         raise InputError(f"--title-weight must be between 0 and 1, not {options.title_weight}")
-    if not -1.0 <= options.min_score <= options.max_similarity:
-        raise InputError(f"--min-score {options.min_score} must be between -1 and --max-similarity "
-                         f"{options.max_similarity}")
+    # min_score cuts the combined score (similarity plus lexical and name evidence, which can
+    # pass 1: evaluate suggests cuts near 2 for "surest links only"), so it has no upper bound.
+    if options.min_score < -1.0:
+        raise InputError(f"--min-score must be at least -1, not {options.min_score}")
+    if not -1.0 <= options.max_similarity <= 1.0:
+        raise InputError(f"--max-similarity must be between -1 and 1, not {options.max_similarity}")
     if options.date_decay_days < 0:
         raise InputError("--date-decay-days must not be negative (0 = off)")

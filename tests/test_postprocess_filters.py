@@ -154,7 +154,8 @@ def test_combine_is_similarity_times_date_factor():
         (Options(neighbours=0), "--neighbours"),
         (Options(trees=0), "--trees"),
         (Options(title_weight=1.5), "--title-weight"),
-        (Options(min_score=0.99, max_similarity=0.9), "--min-score"),
+        (Options(min_score=-1.5), "--min-score"),
+        (Options(max_similarity=1.5), "--max-similarity"),
         (Options(date_decay_days=-1), "--date-decay-days"),
         (Options(chunk_overlap=-1), "--chunk-overlap"),
     ],
@@ -162,3 +163,9 @@ def test_combine_is_similarity_times_date_factor():
 def test_invalid_options_are_one_line_errors(options, message):
     with pytest.raises(InputError, match=message):
         validate(options)
+
+
+@pytest.mark.parametrize("min_score", [-1.0, 0.5, 0.99, 2.0])
+def test_min_score_may_pass_max_similarity(min_score):
+    """The combined score passes 1 with lexical and name evidence: a cut of 2 is a valid choice."""
+    validate(Options(min_score=min_score, max_similarity=0.95))
