@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from postprocess.candidates import Suggestion
 from postprocess.load import Crawl, Link, Page
 from postprocess.output import progress
+from postprocess.titles import clean_title, site_title_parts
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
-#: Separators that set off a site-wide part of a title ("Models | Django documentation").
-TITLE_SEPARATORS = re.compile(r"\s+[|–—·:»/-]+\s+")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -76,22 +75,6 @@ WEAK_WORDS = frozenset(normalise(w) for w in (
 def words(text: str) -> list[str]:
     """Normalised words of ``text``."""
     return [normalise(m.group()) for m in WORD.finditer(text or "")]
-
-
-def site_title_parts(titles: Sequence[str], share: float = 0.2) -> set[str]:
-    """Title segments found in more than ``share`` of the titles (the site name and the like)."""
-    counts: Counter[str] = Counter()
-    for title in titles:
-        counts.update({p.strip().lower() for p in TITLE_SEPARATORS.split(title or "") if p.strip()})
-    limit = max(2.0, share * len(titles))
-    return {part for part, n in counts.items() if n > limit}
-
-
-def clean_title(title: str, site_parts: set[str]) -> str:
-    """The title without its site-wide segments."""
-    parts = [p.strip() for p in TITLE_SEPARATORS.split(title or "") if p.strip()]
-    kept = [p for p in parts if p.lower() not in site_parts]
-    return " - ".join(kept) if kept else (title or "").strip()
 
 
 def short_title(title: str, max_words: int = MAX_WORDS) -> str:

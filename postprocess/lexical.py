@@ -27,6 +27,9 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
+from postprocess.titles import clean_title as _clean_title
+from postprocess.titles import site_title_parts as _site_title_parts
+
 #: Tokens: words, dotted names (django.db.models) and calls (count()) kept whole.
 TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
 #: Title separators that set off a site-wide suffix or prefix ("Page | Site").
@@ -46,19 +49,13 @@ def tokens(text: str) -> list[str]:
 
 
 def site_title_parts(titles: Sequence[str], share: float = 0.3) -> set[str]:
-    """Title segments (split at ' | ', ' - ', ' — ' …) that appear in more than ``share`` of the titles."""
-    counts: Counter[str] = Counter()
-    for title in titles:
-        counts.update({part.strip().lower() for part in _TITLE_SEPARATORS.split(title or "") if part.strip()})
-    limit = max(2, share * len(titles))
-    return {part for part, n in counts.items() if n > limit}
+    """Title segments that appear in more than ``share`` of the titles (" / " does not separate)."""
+    return _site_title_parts(titles, share, _TITLE_SEPARATORS)
 
 
 def clean_title(title: str, site_parts: set[str]) -> str:
     """``title`` without its site-wide segments ("QuerySet API | Django" -> "QuerySet API")."""
-    parts = [p.strip() for p in _TITLE_SEPARATORS.split(title or "") if p.strip()]
-    kept = [p for p in parts if p.lower() not in site_parts]
-    return " - ".join(kept) if kept else (title or "").strip()
+    return _clean_title(title, site_parts, _TITLE_SEPARATORS)
 
 
 def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> str:
