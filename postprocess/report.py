@@ -203,12 +203,14 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict) -> str:
     titles = page_titles(crawl)
     inbound = inbound_counts(crawl)
     parts = part_names(rows)
-    head = "".join(f"<th>{_e(h)}</th>" for h in ("source", "anchor", "context", "target", "score", *parts))
+    # The editor's sentence: in SOURCE, link to TARGET with ANCHOR, in this CONTEXT.
+    head = "".join(f"<th>{_e(h)}</th>" for h in ("source", "target", "anchor", "context", "score", *parts))
     body = []
     for s in rows[:HTML_ROWS]:
         cells = [_link(s.source_url, titles.get(s.source_url) or s.source_url),
+                 _link(s.target_url, titles.get(s.target_url) or s.target_url),
                  _e(s.anchor) + ("" if s.anchor_type == "text" else ' <span class="small">(title)</span>'),
-                 _context_html(s), _link(s.target_url, titles.get(s.target_url) or s.target_url)]
+                 _context_html(s)]
         numbers = [f"{s.score:.3f}"] + [f"{s.parts.get(p, 0):.3f}" for p in parts]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells)
                     + "".join(f'<td class="n">{n}</td>' for n in numbers) + "</tr>")

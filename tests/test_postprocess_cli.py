@@ -144,6 +144,8 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     assert summary["embedding"]["embedded_pages"] == len(SITE)
     html = (out / "report.html").read_text()
     assert "<script" not in html and "Orphan pages" in html
+    # The queue reads as the editor acts: in the source, link to the target, with the anchor.
+    assert "<th>source</th><th>target</th><th>anchor</th><th>context</th><th>score</th>" in html
 
     # One page changes: a rerun embeds only that page.
     changed = later(SITE[0], text=SITE[0]["text"] + " Descale the machine monthly.")
