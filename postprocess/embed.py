@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -93,6 +94,7 @@ class Embedder:
     model_id: str
     prefix: str
     max_tokens: int  # tokens of text per chunk (max_seq_length less special and prefix tokens)
+    source: str = ""  # the folder or hub name it was loaded from (the static encoder distils it)
 
     @property
     def tokenizer(self):  # noqa: ANN201 - a transformers tokenizer
@@ -101,6 +103,10 @@ class Embedder:
     @property
     def dimension(self) -> int:
         return int(self.model.get_embedding_dimension())
+
+    def chunks(self, text: str, overlap: int, max_chunks: int) -> list[str]:
+        """The page text cut into windows of the model's length."""
+        return chunk_text(text, self.tokenizer, self.max_tokens, overlap, max_chunks)
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, progress: str | None = None) -> np.ndarray:
         """Unit vectors of ``texts`` (float32), shortest first in batches, in input order."""
@@ -137,6 +143,10 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
                cache_dir: str | Path) -> Embeddings | None:
     """Every page's vectors from the cache, or None when one page is missing (then load the model)."""
     pages = [p for p in crawl.pages if p.text.strip()]
+    if options.encoder == "static":
+        from postprocess.static_encoder import static_id
+
+        model_id = static_id(model_id)
     path = Path(cache_dir) / f"embeddings-{model_slug(model_id)}.parquet"
     if not pages or not path.is_file():
         return None
@@ -193,7 +203,7 @@ def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Em
     max_tokens = int(model.max_seq_length) - special - prefix_tokens
     if max_tokens < 16:
         raise InputError(f"model {model_id}: max_seq_length {model.max_seq_length} leaves no room for text")
-    return Embedder(model=model, model_id=model_id, prefix=chosen, max_tokens=max_tokens)
+    return Embedder(model=model, model_id=model_id, prefix=chosen, max_tokens=max_tokens, source=source)
 
 
 def title_text(page: Page) -> str:
@@ -234,10 +244,13 @@ def chunk_text(text: str, tokenizer, max_tokens: int, overlap: int, max_chunks: 
 
 
 def cache_key(model_id: str, prefix: str, options: Options, page: Page) -> str:
-    """Same key = same vectors: model, prefix, chunking, title text and content hash."""
+    """Same key = same vectors: model, prefix, chunking, title text, content hash (and encoder)."""
     content = page.content_hash or hashlib.sha1(page.text.encode()).hexdigest()
-    raw = "\x1f".join([model_id, prefix, str(options.max_chunks), str(options.chunk_overlap),
-                       repr(options.title_weight), title_text(page), content])
+    parts = [model_id, prefix, str(options.max_chunks), str(options.chunk_overlap),
+             repr(options.title_weight), title_text(page), content]
+    if options.encoder != "transformer":  # transformer keys stay as they were: caches stay valid
+        parts.append(options.encoder)
+    raw = "\x1f".join(parts)
     return hashlib.sha1(raw.encode()).hexdigest()
 
 
@@ -329,8 +342,17 @@ def _write_cache(path: Path, cache: dict[str, tuple[np.ndarray, np.ndarray]], di
 
 def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
                 cache_dir: str | Path | None = None) -> Embeddings:
-    """Embed every page with main text (the others get no vector), reusing the cache."""
+    """Embed every page with main text (the others get no vector), reusing the cache.
+
+    With ``options.encoder == "static"`` the pages are embedded by the static model
+    distilled from ``embedder`` (postprocess/static_encoder.py), kept under ``cache_dir``.
+    """
     started = time.perf_counter()
+    if options.encoder == "static" and isinstance(embedder, Embedder):
+        from postprocess.static_encoder import load_static
+
+        embedder = load_static(embedder.source or embedder.model_id, embedder.model_id, embedder.prefix,
+                               cache_dir or Path(tempfile.mkdtemp(prefix="static-encoder-")))
     dim = embedder.dimension
     pages = [p for p in crawl.pages if p.text.strip()]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
@@ -347,8 +369,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
         if title:
             texts.append(title)
             owners.append((i, "title"))
-        for chunk in chunk_text(page.text, embedder.tokenizer, embedder.max_tokens,
-                                options.chunk_overlap, options.max_chunks):
+        for chunk in embedder.chunks(page.text, options.chunk_overlap, options.max_chunks):
             texts.append(chunk)
             owners.append((i, "chunk"))
     encode_started = time.perf_counter()

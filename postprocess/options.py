@@ -15,6 +15,7 @@ class Options:
     title_weight: float = 0.3  # page vector = title_weight·title + (1 − title_weight)·mean(chunks)
     batch_size: int = 32  # texts per model call
     prefix: str | None = None  # text put before every input; None = the model table's choice
+    encoder: str = "transformer"  # "static": a model2vec model distilled from --model (fast, less recall)
     # index
     trees: int = 50  # Annoy trees (more: better recall, bigger index)
     search_k: int = -1  # Annoy search_k (-1: trees × neighbours)
@@ -41,6 +42,9 @@ HELP: dict[str, str] = {
                     "has the rest",
     "batch_size": "texts per model call",
     "prefix": "text put before every input (default: by model name, e.g. 'query: ' for e5, none for MiniLM)",
+    "encoder": "transformer (the model itself) or static: a model2vec table distilled once from it into "
+               "OUT/cache/static-<model>/ and reused, pages cut into 256-word chunks; about 70x faster "
+               "embedding on a CPU, finds a few percent fewer links",
     "trees": "Annoy trees: more find neighbours more surely, and build a bigger index",
     "search_k": "Annoy search_k per query (-1: trees × neighbours)",
     "neighbours": "nearest pages looked at per source page",
@@ -66,6 +70,8 @@ def validate(options: Options) -> None:
     for name in positive:
         if getattr(options, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(options, name)}")
+    if options.encoder not in ("transformer", "static"):
+        raise InputError(f"--encoder must be transformer or static, not {options.encoder!r}")
     if options.chunk_overlap < 0:
         raise InputError("--chunk-overlap must not be negative")
     if not 0.0 <= options.title_weight <= 1.0:

@@ -1,0 +1,131 @@
+"""The fast encoder (--encoder static): distilled once from the real bundled model, reused, kept apart."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from crawlkit import SITE, bundled_model, write_site
+
+from postprocess import static_encoder
+from postprocess.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
+from postprocess.errors import PREFIX
+from postprocess.load import load_crawl
+from postprocess.options import Options
+from postprocess.static_encoder import load_static, static_dir, word_chunks
+
+REPO = Path(__file__).resolve().parents[1]
+STATIC = Options(encoder="static")
+LOW = ["--min-score", "0.2"]
+
+
+@pytest.fixture(scope="session")
+def static_cache(tmp_path_factory) -> Path:
+    """A cache folder holding the static model distilled from the bundled model (once per session)."""
+    cache = tmp_path_factory.mktemp("static-cache")
+    load_static(str(bundled_model_dir()), BUNDLED_ID, "", cache)
+    return cache
+
+
+def _no_distil(source: str, folder: Path) -> None:
+    raise AssertionError(f"distilled again into {folder}")
+
+
+def postprocess(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    return subprocess.run([sys.executable, "-m", "postprocess", *args], cwd=REPO, env=env, text=True,
+                          capture_output=True, timeout=600)
+
+
+@pytest.mark.parametrize(
+    ("words", "size", "overlap", "max_chunks", "expected"),
+    [(0, 4, 0, 8, []),
+     (3, 4, 0, 8, [[0, 1, 2]]),
+     (8, 4, 0, 8, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+     (8, 4, 1, 8, [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7]]),
+     (8, 4, 3, 8, [[0, 1, 2, 3], [2, 3, 4, 5], [4, 5, 6, 7]]),  # overlap capped at half a chunk
+     (20, 4, 0, 2, [[0, 1, 2, 3], [4, 5, 6, 7]])],  # only the first max_chunks windows
+)
+def test_word_chunks(words, size, overlap, max_chunks, expected):
+    text = "  ".join(f"w{i}" for i in range(words))
+    assert word_chunks(text, size, overlap, max_chunks) == [" ".join(f"w{i}" for i in c) for c in expected]
+
+
+@pytest.mark.slow
+def test_distilled_once_into_its_folder_then_reused(static_cache, monkeypatch):
+    folder = static_dir(static_cache, BUNDLED_ID)
+    assert folder.name == "static-sentence-transformers-all-minilm-l6-v2"
+    assert (folder / "model.safetensors").is_file()
+    assert [p.name for p in static_cache.iterdir()] == [folder.name]  # no temporary folder left
+    written = (folder / "model.safetensors").stat().st_mtime_ns
+    monkeypatch.setattr(static_encoder, "distil", _no_distil)
+    again = load_static(str(bundled_model_dir()), BUNDLED_ID, "", static_cache)
+    assert again.model_id == "static-sentence-transformers-all-minilm-l6-v2"
+    assert (folder / "model.safetensors").stat().st_mtime_ns == written
+
+
+@pytest.mark.slow
+def test_vectors_are_unit_length_and_related_texts_are_closer(static_cache):
+    model = load_static(str(bundled_model_dir()), BUNDLED_ID, "", static_cache)
+    texts = ["Roasting coffee beans at home", "Brewing espresso from freshly roasted coffee",
+             "Adjusting the gears of a road bicycle", "word " * 5000]
+    vectors = model.encode(texts)
+    assert vectors.shape == (4, model.dimension) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    assert model.encode([]).shape == (0, model.dimension)
+
+
+@pytest.mark.slow
+def test_cache_keeps_transformer_and_static_vectors_apart(static_cache, tmp_path):
+    crawl = load_crawl(write_site(tmp_path / "crawl"))
+    cache = tmp_path / "cache"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(cache, BUNDLED_ID))
+    transformer = embed_pages(crawl, bundled_model(), Options(), cache)
+    static = embed_pages(crawl, bundled_model(), STATIC, cache)
+    assert static.model_id == "static-sentence-transformers-all-minilm-l6-v2"
+    assert transformer.vectors.shape[1] == 384 and static.vectors.shape[1] == 256
+    assert static.stats["embedded_pages"] == len(static.urls)  # none taken from the transformer's
+    files = sorted(p.name for p in cache.glob("embeddings-*.parquet"))
+    assert files == ["embeddings-sentence-transformers-all-minilm-l6-v2.parquet",
+                     "embeddings-static-sentence-transformers-all-minilm-l6-v2.parquet"]
+    page = crawl.pages[0]
+    assert cache_key(BUNDLED_ID, "", Options(), page) != cache_key(BUNDLED_ID, "", STATIC, page)
+    for options, expected in ((Options(), transformer), (STATIC, static)):
+        cached = from_cache(crawl, BUNDLED_ID, "", options, cache)
+        assert cached is not None and cached.model_id == expected.model_id
+        assert np.array_equal(cached.vectors, expected.vectors)
+
+
+@pytest.mark.slow
+def test_run_with_the_static_encoder_end_to_end(static_cache, tmp_path):
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    result = postprocess("--crawl", str(crawl), "--out", str(out), "--encoder", "static", *LOW)
+    assert result.returncode == 0, result.stderr
+    vectors = pq.read_table(out / "vectors.parquet")
+    assert vectors.schema.metadata[b"model_id"] == b"static-sentence-transformers-all-minilm-l6-v2"
+    assert vectors.num_rows == len(SITE)
+    assert (out / "cache" / "embeddings-static-sentence-transformers-all-minilm-l6-v2.parquet").is_file()
+    assert (out / "suggestions.csv").read_text().count("\n") > 1
+
+
+def test_unknown_encoder_is_one_line(tmp_path):
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    result = postprocess("--crawl", str(crawl), "--out", str(out), "--encoder", "fast")
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(PREFIX) and "--encoder" in lines[0], result.stderr
+    assert not (out / "suggestions.csv").exists()
+
+
+def test_help_names_the_encoder_option():
+    result = postprocess("run", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--encoder" in result.stdout and "static" in result.stdout
