@@ -124,15 +124,32 @@ class Session:
         return self.crawl
 
 
+def embedder_for(s: Session):  # noqa: ANN201 - an Embedder or a StaticEmbedder
+    """The page encoder: the transformer, or with ``--encoder static`` its distilled static model.
+
+    The static model is distilled from the model's folder and then read from the cache, so the
+    transformer itself is never loaded for it.
+    """
+    from postprocess.embed import default_prefix, load_model, resolve_model
+
+    if s.options.encoder != "static":
+        return load_model(s.args.model, s.options.prefix)
+    from postprocess.static_encoder import load_static
+
+    source, model_id = resolve_model(s.args.model)
+    prefix = default_prefix(model_id) if s.options.prefix is None else s.options.prefix
+    return load_static(source, model_id, prefix, s.out / "cache")
+
+
 def stage_embed(s: Session) -> None:
     """Embed the pages; when every page is in the cache the model is not even loaded."""
-    from postprocess.embed import embed_pages, from_cache, load_model, model_identity, save_vectors
+    from postprocess.embed import embed_pages, from_cache, model_identity, save_vectors
 
     crawl = s.get_crawl()
     model_id, prefix = model_identity(s.args.model, s.options.prefix)
     s.embeddings = s.timed("embed", lambda: from_cache(crawl, model_id, prefix, s.options, s.out / "cache"))
     if s.embeddings is None:
-        s.model = s.timed("model", lambda: load_model(s.args.model, s.options.prefix))
+        s.model = s.timed("model", lambda: embedder_for(s))
         s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache"))
     save_vectors(s.out / "vectors.parquet", s.embeddings)
     st = s.embeddings.stats

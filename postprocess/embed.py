@@ -164,10 +164,10 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
                              "texts": 0, "encode_seconds": 0.0, "seconds": 0.0})
 
 
-def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:
-    """Load a sentence-transformers model offline; None = the bundled all-MiniLM-L6-v2.
+def resolve_model(name_or_path: str | None = None) -> tuple[str, str]:
+    """(where to load from, model id) of ``--model``, checked offline, without loading it.
 
-    A hub name must already be in the local Hugging Face cache: nothing is downloaded.
+    None = the bundled all-MiniLM-L6-v2, whose weights' sha256 is verified here.
     """
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -186,6 +186,15 @@ def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Em
             raise InputError(f"--model {name_or_path}: a file, not a model folder")
         elif name_or_path.startswith(("/", ".", "~")):
             raise InputError(f"model folder not found: {name_or_path} (nothing is downloaded)")
+    return source, model_id
+
+
+def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:
+    """Load a sentence-transformers model offline; None = the bundled all-MiniLM-L6-v2.
+
+    A hub name must already be in the local Hugging Face cache: nothing is downloaded.
+    """
+    source, model_id = resolve_model(name_or_path)
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging

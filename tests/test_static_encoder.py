@@ -116,6 +116,22 @@ def test_run_with_the_static_encoder_end_to_end(static_cache, tmp_path):
     assert (out / "suggestions.csv").read_text().count("\n") > 1
 
 
+@pytest.mark.slow
+def test_static_run_never_loads_the_transformer(static_cache, tmp_path):
+    """With the static model in the cache, the transformer's weights are not needed at all."""
+    model = tmp_path / "mini"
+    shutil.copytree(bundled_model_dir(), model, ignore=shutil.ignore_patterns("model.safetensors"))
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", "mini"))
+    result = postprocess("--crawl", str(crawl), "--out", str(out), "--model", str(model),
+                         "--encoder", "static", *LOW)
+    assert result.returncode == 0, result.stderr
+    assert pq.read_table(out / "vectors.parquet").schema.metadata[b"model_id"] == b"static-mini"
+    # The transformer stage still needs them: the same folder fails there with one line.
+    broken = postprocess("--crawl", str(crawl), "--out", str(tmp_path / "out2"), "--model", str(model))
+    assert broken.returncode == 2 and broken.stderr.count("\n") == 1, broken.stderr
+
+
 def test_unknown_encoder_is_one_line(tmp_path):
     crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
     result = postprocess("--crawl", str(crawl), "--out", str(out), "--encoder", "fast")
