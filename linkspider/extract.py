@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from linkspider.blocks import Block, content_blocks, kind_signals, page_kind
 from linkspider.urls import remove_dot_segments
 
 
@@ -50,6 +51,8 @@ class PageContent:
     noindex: bool = False
     nofollow: bool = False
     links: list[OutLink] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)  # the main content, block by block
+    kind: str = "content"  # content | listing | navigation | code | other (linkspider.blocks)
 
 
 # --- landmarks ------------------------------------------------------------------
@@ -372,8 +375,9 @@ def iso_date(value: str | None) -> str | None:
         return None
 
 
-def _json_ld_dates(root: etree._Element) -> tuple[str | None, str | None]:
-    published = modified = None
+def _json_ld_nodes(root: etree._Element) -> list[dict]:
+    """Every JSON-LD object of the page, top-level and in @graph / mainEntity, in order."""
+    nodes: list[dict] = []
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
             continue
@@ -387,11 +391,26 @@ def _json_ld_dates(root: etree._Element) -> tuple[str | None, str | None]:
             if isinstance(node, list):
                 stack.extend(node)
             elif isinstance(node, dict):
-                published = published or iso_date(_str(node.get("datePublished")))
-                modified = modified or iso_date(_str(node.get("dateModified")))
+                nodes.append(node)
                 for key in ("@graph", "mainEntity", "mainEntityOfPage"):
                     if isinstance(node.get(key), (list, dict)):
                         stack.append(node[key])
+    return nodes
+
+
+def _json_ld_types(nodes: list[dict]) -> list[str]:
+    types: list[str] = []
+    for node in nodes:
+        value = node.get("@type")
+        types.extend(t for t in (value if isinstance(value, list) else [value]) if isinstance(t, str))
+    return types
+
+
+def _json_ld_dates(nodes: list[dict]) -> tuple[str | None, str | None]:
+    published = modified = None
+    for node in nodes:
+        published = published or iso_date(_str(node.get("datePublished")))
+        modified = modified or iso_date(_str(node.get("dateModified")))
     return published, modified
 
 
@@ -406,12 +425,12 @@ _MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "d
 
 
 def _dates(
-    root: etree._Element, meta: dict[str, str], content: etree._Element
+    root: etree._Element, meta: dict[str, str], content: etree._Element, ld_nodes: list[dict]
 ) -> tuple[str | None, str | None]:
     published = next((d for k in _PUBLISHED_META if (d := iso_date(meta.get(k)))), None)
     modified = next((d for k in _MODIFIED_META if (d := iso_date(meta.get(k)))), None)
     if published is None or modified is None:
-        ld_published, ld_modified = _json_ld_dates(root)
+        ld_published, ld_modified = _json_ld_dates(ld_nodes)
         published = published or ld_published
         modified = modified or ld_modified
     if published is None:
@@ -660,9 +679,13 @@ def extract_page(html: str | bytes, url: str, detect_language: bool = True) -> P
 
     layout = _Layout(root)
     page.links = _links(layout, base)
-    page.published, page.modified = _dates(root, meta, layout.content)
+    ld_nodes = _json_ld_nodes(root)
+    page.published, page.modified = _dates(root, meta, layout.content, ld_nodes)
     may_hide = b"hidden" in html if isinstance(html, bytes) else "hidden" in html
     page.text, page.headings, page.h1 = _main_text(layout, may_hide)
+    page.blocks = content_blocks(layout.content, _Resolver(base))
+    page.kind = page_kind(kind_signals(root, layout.content, page.blocks, _json_ld_types(ld_nodes),
+                                       meta.get("og:type", "")))
     if not page.h1:
         page.h1 = next((t for el in root.iter("h1") if (t := _heading_text(el))), "")
     page.word_count = len(page.text.split())

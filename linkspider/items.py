@@ -18,7 +18,8 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from linkspider.extract import PageContent
 
-SCHEMA_VERSION = "1"
+#: Version of the crawl dataset. 2: pages gained ``kind`` and ``blocks``.
+SCHEMA_VERSION = "2"
 
 #: Where a link stands on its page.
 POSITIONS = ("content", "nav", "header", "footer", "aside", "other")
@@ -39,6 +40,29 @@ SKIP_REASONS = (
     "duplicate",  # same canonical URL as a page already recorded
     "max_pages",  # not fetched because the page cap was reached
 )
+
+#: What a page is to an editor (``linkspider.blocks.page_kind``): only content pages are link sources.
+PAGE_KINDS = ("content", "listing", "navigation", "code", "other")
+
+#: Kinds of the main content's blocks (``linkspider.blocks.content_blocks``).
+BLOCK_KINDS = ("paragraph", "list_item", "heading", "code", "table_cell", "quote", "caption", "term",
+               "definition", "other")
+
+#: Blocks of running prose: the only places a new link may go.
+PROSE_KINDS = frozenset({"paragraph", "list_item", "quote", "definition"})
+
+_SPAN = pa.struct([pa.field("start", pa.int32()), pa.field("end", pa.int32())])
+_LINK_SPAN = pa.struct([pa.field("start", pa.int32()), pa.field("end", pa.int32()),
+                        pa.field("url", pa.string())])
+#: One block of the main content, in document order: its kind, its text (whitespace collapsed,
+#: code blocks keep their lines), and character spans of inline code and of links (canonical URL,
+#: null for a link that is not http(s)) in that text.
+BLOCK_TYPE = pa.struct([
+    pa.field("kind", pa.string()),
+    pa.field("text", pa.string()),
+    pa.field("code", pa.list_(_SPAN)),
+    pa.field("links", pa.list_(_LINK_SPAN)),
+])
 
 #: How a page was first found.
 FOUND_BY = ("start", "link", "sitemap")
@@ -66,6 +90,8 @@ PAGE_SCHEMA = pa.schema(
         pa.field("depth", pa.int32()),  # clicks from the start page; null if no link path
         pa.field("found_by", pa.string()),  # start | link | sitemap
         pa.field("content_hash", pa.string()),  # sha1 of the main text
+        pa.field("kind", pa.string()),  # one of PAGE_KINDS
+        pa.field("blocks", pa.list_(BLOCK_TYPE)),  # the main content block by block (schema 2)
         pa.field("fetched_at", pa.timestamp("us", tz="UTC")),
         pa.field("job", pa.string()),  # crawl job id (Scrapyd's _job, or generated)
     ],

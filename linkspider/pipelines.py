@@ -58,6 +58,7 @@ class PageRowsPipeline:
 def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
     """The ``pages`` row and ``links`` rows of one crawled page (without the job column)."""
     c = page.content
+    canonical = {link.url: target for link, target in zip(c.links, page.targets, strict=True)}
     row = PageRecord(
         url=page.url,
         fetched_url=page.fetched_url,
@@ -78,6 +79,8 @@ def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
         depth=page.depth,
         found_by=page.found_by,
         content_hash=content_hash(c.text),
+        kind=c.kind,
+        blocks=[block.as_row(canonical.get) for block in c.blocks],
         fetched_at=page.fetched_at,
     )
     links = []

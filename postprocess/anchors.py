@@ -1,47 +1,46 @@
-"""Anchor phrases: words that already stand in the source page and best name the target.
+"""Anchor phrases: words that already stand in the source's running text and name the target.
 
-For each suggestion the source's main text is searched for spans of 1–6 words that
-start and end with a word of the target's profile — its clean title and h1 (weight 1),
-URL slug (0.8), headings (0.5) and the 30 most distinctive words of its text (0.3);
-name words shared by many page names ("release notes", "source code") are weighted
-down by their rarity among names — and lie within one sentence, outside every
-occurrence of an existing link's anchor text, with no code punctuation. A span
-scores Σ weight·idf of the target words it holds, times the share of its content
-words that are target words (so longer spans win only when every word fits), ×1.5
-when it is the target's whole title or h1. The best span is the anchor, exactly as
-it stands in the source, and its sentence is the context. With no span scoring at
-least ``MIN_GAIN`` the anchor is the target's title, cut to six words
-(``anchor_type`` "title"). Per source, suggestions are served best first and an
-anchor phrase or a stretch of text is used once.
+Where a link may go: only prose blocks of the source (paragraphs, list items, quotes,
+definitions — never headings, code blocks, table cells, captions or terms), within
+one sentence, outside existing links, as whole words that are not part of an
+identifier, a path or a URL; a span touching inline code must be that whole code
+name (``django.contrib.sites``), not a piece of it.
+
+What may be an anchor: a phrase the site itself uses for the target — an anchor text
+other pages link it with (``link``), its clean title or h1 (``title``), its URL slug
+(``slug``), one of its headings (``heading``) — or a part of those names that no more
+than ``SPECIFIC_PAGES`` pages carry in their names (``part``). A single common
+dictionary word (a verb, a common noun or adjective: "signal", "press", "care") is
+never enough on its own; a single word passes only when it is a name (rare in
+English, or shaped like an identifier, a version or an acronym) or a whole inline
+code span. The surest evidence wins (link > title > slug > part > heading, longer
+first); the chosen span is copied from the source as it stands and its sentence is
+the context. A suggestion with no qualifying span gets no anchor and leaves the
+queue (``--title-anchors`` keeps it with the target's title to write in). Per
+source, suggestions are served best first and a phrase or stretch of text is used once.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
-import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from linkspider.items import PROSE_KINDS
 from postprocess.candidates import Suggestion
-from postprocess.load import Crawl, Link, Page
+from postprocess.load import Crawl, Link, Page, resolve
 from postprocess.output import progress
 from postprocess.titles import clean_title, site_title_parts
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
-NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%]")
+NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 MAX_WORDS = 6
 MIN_COMMONNESS = 0.5  # an anchor text names a target when at least this share of its uses point there
-MIN_GAIN = 0.1  # weight·idf a span must reach (Django docs: 0.5 left 8% of rows on titles, 0.1 3%)
-TITLE_BONUS = 1.5
-TEXT_TERMS = 30  # distinctive words of the target's text in its profile
-MIN_SPECIFICITY = 0.25  # floor of a name word's weight factor when many pages share it
 CONTEXT_CHARS = 300
-BLOCKING_POSITIONS = frozenset({"content", "other"})
 
 
 def _stopwords() -> frozenset[str]:
@@ -92,28 +91,96 @@ def url_words(url: str) -> list[str]:
     return words(re.sub(r"[-_/.]+", " ", re.sub(r"\.html?$", "", path)))
 
 
+#: Characters next to a span that make it part of an identifier, a path, a URL or markup.
+IDENTIFIER_NEIGHBOURS = frozenset("/\\@#$%=<>[]{}_~^|`:(")
+#: A single word at least this common in English (wordfreq Zipf scale: 3 = once per million words:
+#: "headers" 3.1, "espresso" 3.4, "signal" 4.6) is a dictionary word: never an anchor on its own.
+DICTIONARY_ZIPF = 3.0
+#: A part of a name is specific to the target when at most this many pages carry it in their names.
+SPECIFIC_PAGES = 2
+#: Preference between kinds of evidence that the words name the target.
+EVIDENCE_ORDER = {"link": 5, "title": 4, "slug": 3, "part": 2, "heading": 1}
+EVIDENCE_KINDS = tuple(EVIDENCE_ORDER)
+
+
+def zipf(word: str) -> float:
+    """How common a word is in English (wordfreq's Zipf scale, 0 for unknown words)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word.lower(), "en")
+
+
+def _forms(word: str) -> set[str]:
+    """The word and its plain forms ("doughs" -> "dough", "salting" -> "salt"), lower case."""
+    w = word.lower()
+    forms = {w, normalise(w)}
+    for suffix in ("ing", "ed", "es"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            forms.add(w[:-len(suffix)])
+    return forms
+
+
+def identifier_shaped(raw: str) -> bool:
+    """A code name, version or acronym: ``QuerySet``, ``pg_dump``, ``1.3``, ``CSRF`` (not a plain number)."""
+    if raw.isdigit():
+        return False
+    return (any(c.isdigit() or c in "_." for c in raw) or (raw[1:] != raw[1:].lower() and not raw.isupper())
+            or (raw.isupper() and len(raw) > 1 and zipf(raw) < DICTIONARY_ZIPF))
+
+
+def is_dictionary_word(raw: str, proper_nouns: frozenset[str] = frozenset()) -> bool:
+    """True for an ordinary English word in any of its plain forms; False for identifier-shaped names,
+    words rare in English, and ``proper_nouns`` ("django": a word the site capitalises inside sentences)."""
+    if raw.isdigit():
+        return True
+    if identifier_shaped(raw) or raw.lower() in proper_nouns:
+        return False
+    return max(zipf(form) for form in _forms(raw)) >= DICTIONARY_ZIPF
+
+
+#: A word is a proper noun of the site when it stands inside sentences at least this often, and
+#: capitalised in at least this share of those uses.
+PROPER_MIN_USES = 3
+PROPER_SHARE = 0.9
+_MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
+
+
+def proper_nouns(texts: Iterable[str]) -> frozenset[str]:
+    """Words the site writes capitalised inside sentences (names: "Django", "GeoDjango", "Chemex")."""
+    upper: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for text in texts:
+        for m in _MID_SENTENCE.finditer(text):
+            word = m.group()
+            key = word.lower()
+            total[key] += 1
+            if word[0].isupper() and not word.isupper():
+                upper[key] += 1
+    return frozenset(w for w, n in upper.items() if n >= PROPER_MIN_USES and n / total[w] >= PROPER_SHARE)
+
+
 @dataclass
 class SourceText:
-    """A source page's words with their places, sentences and the stretches it may not use."""
+    """A source page's running text (prose blocks joined by newlines) with what anchors need."""
 
     text: str
     spans: list[tuple[int, int]]  # character span of each word
     norms: list[str]
+    raw: list[str]
     sentence_of: list[int]  # sentence number of each word
     positions: dict[str, list[int]]  # normalised word -> word numbers
-    blocked: list[tuple[int, int]]  # character spans inside existing anchors
+    blocked: list[tuple[int, int]]  # character spans of existing links
+    code: list[tuple[int, int]]  # character spans of inline code
     bounds: list[int]  # character offset where each sentence ends
+    block_kind: list[str]  # kind of the block each word stands in
+    block_text: list[str]  # per word: the text of its block (the paragraph, for passage checks)
     used: list[tuple[int, int]] = field(default_factory=list)  # spans given to earlier anchors
     used_phrases: set[str] = field(default_factory=set)
 
 
 def blocked_spans(text: str, anchor_texts: Iterable[str], raw: Sequence[str] | None = None,
                   spans: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
-    """Every occurrence (same words, same case) in ``text`` of an existing link's anchor text.
-
-    Matched word by word on the text's words (``raw``/``spans`` from ``WORD``), so a page
-    with hundreds of links costs one pass over its words, not one regex scan per anchor.
-    """
+    """Every occurrence (same words, same case) in ``text`` of an existing link's anchor text."""
     if raw is None or spans is None:
         found = list(WORD.finditer(text))
         raw, spans = [m.group() for m in found], [m.span() for m in found]
@@ -132,28 +199,64 @@ def blocked_spans(text: str, anchor_texts: Iterable[str], raw: Sequence[str] | N
     return sorted(blocked)
 
 
-def source_text(page: Page, anchor_texts: Iterable[str]) -> SourceText:
-    """Index a source page's text for anchor search."""
-    text = page.text
+def source_text(page: Page, linked: set[str] | None = None,
+                aliases: dict[str, str] | None = None) -> SourceText:
+    """Index a source page's prose blocks for anchor search.
+
+    An existing link blocks its words unless its target is a page this source does not
+    link in ``linked`` (the evaluation hides links that way); ``linked`` None: every link blocks.
+    """
+    aliases = aliases or {}
+    pieces: list[str] = []
+    blocked: list[tuple[int, int]] = []
+    code: list[tuple[int, int]] = []
+    block_ranges: list[tuple[int, int, str, str]] = []
+    offset = 0
+    for block in page.blocks:
+        if block.kind not in PROSE_KINDS or not block.text.strip():
+            continue
+        pieces.append(block.text)
+        block_ranges.append((offset, offset + len(block.text), block.kind, block.text))
+        for start, end, url in block.links:
+            if linked is None or url is None or resolve(url, aliases) in linked:
+                blocked.append((offset + start, offset + end))
+        code.extend((offset + start, offset + end) for start, end in block.code)
+        offset += len(block.text) + 1
+    text = "\n".join(pieces)
     bounds = [m.end() for m in SENTENCE_END.finditer(text)]
-    spans, norms, sentence_of, raw = [], [], [], []
+    spans, norms, raw, sentence_of, kinds, texts = [], [], [], [], [], []
     positions: dict[str, list[int]] = defaultdict(list)
-    sentence = 0
+    sentence = block = 0
     for m in WORD.finditer(text):
         while sentence < len(bounds) and bounds[sentence] <= m.start():
             sentence += 1
+        while block_ranges[block][1] < m.start():
+            block += 1
         norm = normalise(m.group())
         positions[norm].append(len(spans))
         spans.append((m.start(), m.end()))
         raw.append(m.group())
         norms.append(norm)
         sentence_of.append(sentence)
-    return SourceText(text, spans, norms, sentence_of, dict(positions),
-                      blocked_spans(text, anchor_texts, raw, spans), bounds)
+        kinds.append(block_ranges[block][2])
+        texts.append(block_ranges[block][3])
+    return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code, bounds,
+                      kinds, texts)
 
 
 def _overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in others)
+
+
+def part_of_identifier(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` touches a path, URL, identifier or markup character."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    if before in IDENTIFIER_NEIGHBOURS or after in IDENTIFIER_NEIGHBOURS:
+        return True
+    if after in ".-'" and end + 1 < len(text) and text[end + 1].isalnum():
+        return True
+    return before in ".-" and start > 1 and text[start - 2].isalnum()
 
 
 def context_of(text: str, bounds: Sequence[int], start: int, end: int, limit: int = CONTEXT_CHARS) -> str:
@@ -175,128 +278,173 @@ def context_of(text: str, bounds: Sequence[int], start: int, end: int, limit: in
     return " ".join(text[left:right].split())
 
 
+@dataclass(frozen=True)
+class Name:
+    """A phrase that names a page, and the evidence for it."""
+
+    words: tuple[str, ...]
+    evidence: str  # one of EVIDENCE_KINDS
+    rank: float  # higher is surer (evidence order, then length)
+
+
+def _sub_phrases(key: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """Contiguous parts of a name that neither start nor end with a stopword."""
+    n = len(key)
+    for i in range(n):
+        if key[i] in STOPWORDS:
+            continue
+        for j in range(i, min(n, i + MAX_WORDS)):
+            if key[j] not in STOPWORDS:
+                yield key[i:j + 1]
+
+
+def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
+    """A name without leading and trailing stopwords ("The French press guide" -> "French press guide")."""
+    key, evidence = name
+    start, end = 0, len(key)
+    while start < end and key[start] in STOPWORDS:
+        start += 1
+    while end > start and key[end - 1] in STOPWORDS:
+        end -= 1
+    return key[start:end], evidence
+
+
+def _nameable(key: tuple[str, ...]) -> bool:
+    content = [w for w in key if w not in STOPWORDS]
+    return bool(content) and len(key) <= MAX_WORDS and not all(w in WEAK_WORDS for w in content)
+
+
 class AnchorFinder:
-    """Chooses anchors for suggestions; built once per crawl (word rarity, title cleaning)."""
+    """Chooses anchors for suggestions; built once per crawl (the names every page is known by)."""
 
-    def __init__(self, crawl: Crawl) -> None:
+    def __init__(self, crawl: Crawl, allow_title: bool = False) -> None:
         self.pages = {p.url: p for p in crawl.pages}
+        self.aliases = crawl.aliases
+        self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
-        counts: Counter[str] = Counter()
-        self._tf: dict[str, Counter[str]] = {}
-        for page in crawl.pages:
-            tf = Counter(w for w in words(page.text) if w not in STOPWORDS)
-            self._tf[page.url] = tf
-            counts.update(tf.keys())
-        n = max(1, len(crawl.pages))
-        self.idf = {w: math.log((1 + n) / (1 + df)) for w, df in counts.items()}
-        # How many pages carry a word in their name (clean title, h1): "release notes" or
-        # "source code" name hundreds of pages and say little about any one of them.
-        name_df: Counter[str] = Counter()
-        for page in crawl.pages:
-            name_df.update(set(words(clean_title(page.title, self.site_parts))) | set(words(page.h1)))
-        self.specificity = {w: max(MIN_SPECIFICITY, math.log((1 + n) / (1 + df)) / math.log(1 + n))
-                            for w, df in name_df.items()}
-        self.default_idf = math.log(1 + n)
-        self.anchor_texts: dict[str, list[str]] = defaultdict(list)
+        self.linked: dict[str, set[str]] = defaultdict(set)
         for link in crawl.links:
-            if link.position in BLOCKING_POSITIONS and link.anchor_text:
-                self.anchor_texts[link.source_url].append(link.anchor_text)
+            self.linked[link.source_url].add(link.target_url)
         self.link_names = link_names(crawl.links)
-        self._profiles: dict[str, tuple[dict[str, float], set[tuple[str, ...]]]] = {}
-
-    def rarity(self, word: str) -> float:
-        return self.idf.get(word, self.default_idf)
+        self.proper = proper_nouns(p.text for p in crawl.pages)
+        # The exact spellings in-content links give each target: a code name must be written as the
+        # site writes it for that target (`Func` the class, not `func` the argument).
+        self.spellings: dict[str, set[str]] = defaultdict(set)
+        for link in crawl.links:
+            if link.position == "content" and link.anchor_text:
+                self.spellings[link.target_url].add(" ".join(link.anchor_text.split()))
+        self.own_names: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        carriers: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        for page in crawl.pages:
+            names = self._own_names(page)
+            self.own_names[page.url] = names
+            for key, evidence in names:
+                if evidence in ("title", "slug"):
+                    for part in _sub_phrases(key):
+                        carriers[part].add(page.url)
+        self.name_pages = {part: len(urls) for part, urls in carriers.items()}
+        self._names: dict[str, list[Name]] = {}
 
     def title_of(self, page: Page) -> str:
         return clean_title(page.title, self.site_parts) or page.h1.strip()
 
-    def profile(self, page: Page) -> tuple[dict[str, float], set[tuple[str, ...]]]:
-        """Target words with weights, and the target's names (clean title, h1) as word tuples."""
-        cached = self._profiles.get(page.url)
+    def _own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+        names = [(tuple(words(self.title_of(page))), "title"), (tuple(words(page.h1)), "title"),
+                 (tuple(url_words(page.url)), "slug")]
+        names += [(key, "link") for key in self.link_names.get(page.url, ())]
+        headings = [tuple(words(h)) for h in page.headings[:20]]
+        names += [(key, "heading") for key in headings if sum(w not in STOPWORDS for w in key) >= 2]
+        return [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
+
+    def names(self, target: Page) -> list[Name]:
+        """Phrases that name ``target``, surest first."""
+        cached = self._names.get(target.url)
         if cached is not None:
             return cached
-        weights: dict[str, float] = {}
+        found: dict[tuple[str, ...], Name] = {}
 
-        def add(items: Iterable[str], weight: float) -> None:
-            for w in items:
-                if w not in STOPWORDS and not w.isdigit() and len(w) > 1:
-                    weights[w] = max(weights.get(w, 0.0), weight)
+        def add(key: tuple[str, ...], evidence: str) -> None:
+            rank = EVIDENCE_ORDER[evidence] + len(key) / 10
+            old = found.get(key)
+            if old is None or old.rank < rank:
+                found[key] = Name(key, evidence, rank)
 
-        tf = self._tf.get(page.url, Counter())
-        top = sorted(tf, key=lambda w: -tf[w] * self.rarity(w))[:TEXT_TERMS]
-        add(top, 0.3)
-        for heading in page.headings:
-            add(words(heading), 0.5)
-        title = self.title_of(page)
-        for name_words, weight in ((url_words(page.url), 0.8), (words(title), 1.0), (words(page.h1), 1.0)):
-            for w in name_words:
-                add([w], weight * self.specificity.get(w, 1.0))
-        names = {tuple(words(title)), tuple(words(page.h1))} - {()}
-        self._profiles[page.url] = (weights, names)
-        return weights, names
+        for key, evidence in self.own_names.get(target.url, ()):
+            add(key, evidence)
+            if evidence in ("title", "slug"):
+                for part in _sub_phrases(key):
+                    if part != key and _nameable(part) and self.name_pages.get(part, 0) <= SPECIFIC_PAGES:
+                        add(part, "part")
+        names = sorted(found.values(), key=lambda n: (-n.rank, n.words))
+        self._names[target.url] = names
+        return names
 
-    def best_spans(self, src: SourceText, target: Page) -> list[tuple[float, int, int]]:
-        """Candidate spans (score, first word, last word), best first."""
-        weights, names = self.profile(target)
-        hits = sorted(i for w in weights if w in src.positions for i in src.positions[w])
-        scored: dict[tuple[str, ...], float] = {}
-        found: list[tuple[float, int, int]] = []
-        for a, i in enumerate(hits):
-            for j in hits[a:]:
-                if j - i >= MAX_WORDS or src.sentence_of[j] != src.sentence_of[i]:
-                    break
-                key = tuple(src.norms[i:j + 1])
-                score = scored.get(key)
-                if score is None:
-                    score = self._span_score(key, weights, names)
-                    scored[key] = score
-                if score >= MIN_GAIN:
-                    found.append((score, i, j))
-        found.sort(key=lambda t: (-t[0], t[1]))
-        return found
+    def qualifies(self, src: SourceText, i: int, j: int, evidence: str = "title") -> bool:
+        """Whether words i..j of the source may carry a link: its place and shape, and for one word its
+        evidence — a code name or identifier always; else the target's whole name (a link text, its
+        title or slug), and not a common English word."""
+        start, end = src.spans[i][0], src.spans[j][1]
+        phrase = src.text[start:end]
+        if NOT_IN_ANCHORS.search(phrase) or part_of_identifier(src.text, start, end):
+            return False
+        touching = [(a, b) for a, b in src.code if a < end and start < b]
+        whole_code = len(touching) == 1 and touching[0] == (start, end)
+        if touching and not whole_code:
+            return False
+        content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
+        if len(content) != 1 or whole_code or identifier_shaped(src.raw[content[0]]):
+            return True
+        return (evidence in ("link", "title", "slug")
+                and not is_dictionary_word(src.raw[content[0]], self.proper))
 
-    def _span_score(self, key: tuple[str, ...], weights: dict[str, float],
-                    names: set[tuple[str, ...]]) -> float:
-        content = [w for w in key if w not in STOPWORDS]
-        if not content or all(w in WEAK_WORDS for w in content):
-            return 0.0
-        matched = {w for w in content if w in weights}
-        gain = sum(weights[w] * self.rarity(w) for w in matched)
-        share = sum(1 for w in content if w in weights) / len(content)
-        score = gain * share
-        return score * TITLE_BONUS if key in names else score
-
-    def choose(self, source_url: str, suggestions: Sequence[Suggestion]) -> None:
-        """Set anchor, anchor_type and context on one source's suggestions (best first)."""
-        page = self.pages[source_url]
-        src = source_text(page, self.anchor_texts.get(source_url, ()))
-        for s in sorted(suggestions, key=lambda s: (-s.score, s.target_url)):
-            target = self.pages[s.target_url]
-            if not self._choose_text(src, s, target):
-                self._choose_title(src, s, target)
-
-    def known_name_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int]]:
-        """Spans (first word, last word) of the source that read exactly like an anchor other pages
-        already give the target, the surest names first (see ``link_names``)."""
-        for key in self.link_names.get(target.url, ()):
+    def spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
+        """Qualifying spans (first word, last word, name) of the source that name the target, surest first."""
+        for name in self.names(target):
+            key = name.words
             for i in src.positions.get(key[0], ()):
                 j = i + len(key) - 1
                 if (j < len(src.norms) and tuple(src.norms[i:j + 1]) == key
-                        and src.sentence_of[j] == src.sentence_of[i]):
-                    yield i, j
+                        and src.sentence_of[j] == src.sentence_of[i]
+                        and self.qualifies(src, i, j, name.evidence)
+                        and self._spelled_right(src, i, j, name, target)):
+                    yield i, j, name
+
+    def _spelled_right(self, src: SourceText, i: int, j: int, name: Name, target: Page) -> bool:
+        """A span in inline code that reads like a link name must be spelled as the site's links spell it."""
+        start, end = src.spans[i][0], src.spans[j][1]
+        if name.evidence != "link" or not any(a < end and start < b for a, b in src.code):
+            return True
+        return src.text[start:end] in self.spellings.get(target.url, ())
+
+    def source(self, page: Page) -> SourceText:
+        return source_text(page, self.linked.get(page.url, set()), self.aliases)
+
+    def choose(self, source_url: str, suggestions: Sequence[Suggestion]) -> None:
+        """Set anchor, anchor_type, context and the anchor's parts on a source's suggestions, best first."""
+        src = self.source(self.pages[source_url])
+        for s in sorted(suggestions, key=lambda s: (-s.score, s.target_url)):
+            target = self.pages[s.target_url]
+            if not self._choose_text(src, s, target) and self.allow_title:
+                self._choose_title(src, s, target)
 
     def _choose_text(self, src: SourceText, s: Suggestion, target: Page) -> bool:
-        scored = ((i, j) for _, i, j in self.best_spans(src, target))
-        for i, j in itertools.chain(self.known_name_spans(src, target), scored):
+        for i, j, name in self.spans(src, target):
             span = (src.spans[i][0], src.spans[j][1])
             phrase = src.text[span[0]:span[1]]
-            if (phrase.lower() in src.used_phrases or NOT_IN_ANCHORS.search(phrase)
-                    or _overlaps(span, src.blocked) or _overlaps(span, src.used)):
+            if (phrase.lower() in src.used_phrases or _overlaps(span, src.blocked)
+                    or _overlaps(span, src.used)):
                 continue
             src.used.append(span)
             src.used_phrases.add(phrase.lower())
             s.anchor, s.anchor_type = phrase, "text"
             s.context = context_of(src.text, src.bounds, *span)
+            s.evidence = name.evidence
+            s.passage = src.block_text[i]
+            content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
+            s.parts["anchor_words"] = float(len(content))
+            s.parts["anchor_commonness"] = round(min(zipf(src.raw[k]) for k in content) / 8.0, 6)
+            s.parts["anchor_in_code"] = float(any(a < span[1] and span[0] < b for a, b in src.code))
+            s.parts["list_item"] = float(src.block_kind[i] == "list_item")
             return True
         return False
 
@@ -339,9 +487,10 @@ def link_names(links: Iterable[Link],
     return names
 
 
-def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None) -> None:
-    """Choose the anchor of every suggestion, source by source."""
-    finder = finder or AnchorFinder(crawl)
+def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None,
+                allow_title: bool = False) -> None:
+    """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "")."""
+    finder = finder or AnchorFinder(crawl, allow_title)
     by_source: dict[str, list[Suggestion]] = defaultdict(list)
     for s in suggestions:
         by_source[s.source_url].append(s)

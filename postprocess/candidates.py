@@ -32,6 +32,9 @@ class Suggestion:
     anchor: str = ""
     anchor_type: str = ""  # "text": stands in the source text; "title": shortened target title
     context: str = ""  # the sentence the anchor stands in
+    evidence: str = ""  # why the anchor names the target: link, title, slug, part, heading
+    passage: str = ""  # the paragraph (block) the anchor stands in
+    confidence: float = 0.0  # probability that the site's editors would make this link
 
 
 def existing_links(links: Iterable[Link], content_only: bool = False) -> set[tuple[str, str]]:
@@ -46,8 +49,11 @@ def inbound_counts(crawl: Crawl) -> Counter[str]:
     return Counter(target for _, target in pairs)
 
 
-def target_exclusion(page: Page) -> str | None:
-    """Why a page may not receive suggestions (None: it may)."""
+def target_exclusion(page: Page, options: Options | None = None) -> str | None:
+    """Why a page may not receive suggestions (None: it may): content pages, listings only when asked."""
+    if page.kind != "content" and not (page.kind == "listing" and options is not None
+                                       and options.listing_targets):
+        return f"target_{page.kind}"
     if not 200 <= page.status < 300:
         return "target_status"
     if page.noindex:
@@ -58,7 +64,9 @@ def target_exclusion(page: Page) -> str | None:
 
 
 def source_exclusion(page: Page, options: Options) -> str | None:
-    """Why a page may not give suggestions (None: it may). Thin sources only with the option."""
+    """Why a page may not give suggestions (None: it may): content pages only; thin ones unless excluded."""
+    if page.kind != "content":
+        return f"source_{page.kind}"
     if not 200 <= page.status < 300:
         return "source_status"
     if not page.text.strip():
@@ -76,7 +84,7 @@ def pair_rejection(source: Page, target: Page, similarity: float, linked: set[tu
     """
     if source.url == target.url:
         return "self"
-    reason = target_exclusion(target)
+    reason = target_exclusion(target, options)
     if reason:
         return reason
     if (not options.allow_cross_language and source.lang and target.lang
@@ -121,9 +129,14 @@ def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: 
             "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
 
-def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
-                    options: Options) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
-    """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection."""
+def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
+                    pool_size: int | None = None, pool_targets: int | None = None,
+                    ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
+    """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
+
+    ``pool_size`` / ``pool_targets`` cap each source / target instead of ``per_source`` /
+    ``per_target``: the pool that anchors and confidence then thin out.
+    """
     pages = {p.url: p for p in crawl.pages}
     linked = existing_links(crawl.links, options.content_links_only)
     all_linked = existing_links(crawl.links) if options.content_links_only else linked
@@ -161,7 +174,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
                 continue
             pool.append(Suggestion(source.url, target.url, score, parts))
     pool.sort(key=sort_key)
-    queue = apply_caps(pool, options.per_source, options.per_target)
+    queue = apply_caps(pool, pool_size or options.per_source, pool_targets or options.per_target)
     rejected["over_cap"] += len(pool) - len(queue)
     cannibal = sorted(duplicates.values(), key=sort_key)
     return queue, cannibal, rejected

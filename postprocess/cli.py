@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import logging
 import sys
 import time
@@ -108,6 +109,7 @@ class Session:
     rows: object = None
     cannibal: object = None
     rejected: object = None
+    confidence: object = None
 
     def timed(self, name: str, fn: Callable[[], object]) -> object:
         started = time.perf_counter()
@@ -168,31 +170,63 @@ def stage_index(s: Session) -> None:
     save_index(s.index, s.out)
 
 
-def stage_rank(s: Session) -> None:
-    from postprocess.candidates import find_candidates
+def _vectors_and_index(s: Session) -> None:
     from postprocess.embed import read_vectors
     from postprocess.index import load_index
-    from postprocess.report import write_cannibalisation, write_parquet
 
-    crawl = s.get_crawl()
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
     if s.index is None:
         s.index = load_index(s.out)
+
+
+def stage_rank(s: Session) -> None:
+    """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
+    from postprocess.pipeline import candidate_pool
+    from postprocess.report import write_cannibalisation, write_parquet
+
+    crawl = s.get_crawl()
+    _vectors_and_index(s)
     s.rows, s.cannibal, s.rejected = s.timed(
-        "rank", lambda: find_candidates(crawl, s.embeddings, s.index, s.options))
+        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options))
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
 
 
 def stage_anchors(s: Session) -> None:
-    from postprocess.anchors import add_anchors
+    """Anchors, passage check, the site's confidence model, the cut and the caps (``anchored.parquet``)."""
+    from collections import Counter
+
+    from postprocess.embed import model_identity
+    from postprocess.output import replace_atomically
+    from postprocess.passages import PassageVectors
+    from postprocess.pipeline import anchor_pool, learn_confidence, queue
     from postprocess.report import read_suggestions, write_parquet
 
     crawl = s.get_crawl()
+    _vectors_and_index(s)
     if s.rows is None:
         s.rows = read_suggestions(s.out / "candidates.parquet")
-    s.timed("anchors", lambda: add_anchors(crawl, s.rows))
+    if s.rejected is None:
+        s.rejected = Counter()
+    model_id, _ = model_identity(s.args.model, s.options.prefix)
+    if s.options.encoder == "static":
+        model_id = f"static-{model_id}"
+
+    def encoder():  # noqa: ANN202 - loaded only when a paragraph is not in the cache
+        if s.model is None:
+            s.model = s.timed("model", lambda: embedder_for(s))
+        return s.model
+
+    passages = PassageVectors(encoder, s.out / "cache", model_id=model_id)
+    rows = s.timed("anchors",
+                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected))
+    model = s.timed("confidence", lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options))
+    s.rows = queue(rows, model, s.options, s.rejected)
+    s.confidence = model
+    passages.save()
+    payload = json.dumps(model.to_json(), indent=2)
+    replace_atomically(s.out / "confidence.json", lambda tmp: tmp.write_text(payload))
     write_parquet(s.out / "anchored.parquet", s.rows)
 
 
@@ -206,7 +240,10 @@ def stage_report(s: Session) -> None:
         s.cannibal = []
     started = time.perf_counter()
     report.write_suggestions(s.out, s.rows, crawl)
-    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected)
+    confidence = s.confidence.to_json() if s.confidence is not None else None
+    if confidence is None and (s.out / "confidence.json").is_file():
+        confidence = json.loads((s.out / "confidence.json").read_text())
+    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence)
     if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
         figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
     report.write_html(s.out, crawl, s.rows, figures)

@@ -1,8 +1,9 @@
 """Load a crawl directory: merge part files, keep the newest fetch per URL, resolve aliases.
 
-postprocess never imports ``linkspider``: the columns it needs are listed here and
-checked in every part file, so a crawl written by another version fails with one
-line naming the missing column.
+postprocess imports nothing of ``linkspider`` but its schema module
+(``linkspider.items``, free of Scrapy): every part file's schema version is checked
+against it and the columns postprocess needs are checked by name, so a crawl
+written by another version fails with one line saying what to do.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from linkspider.items import SCHEMA_VERSION
 from postprocess.errors import InputError
 
 PAGE_COLUMNS = ("url", "status", "title", "h1", "headings", "text", "lang", "noindex", "thin",
-                "content_hash", "fetched_at")
+                "content_hash", "kind", "blocks", "fetched_at")
 PAGE_OPTIONAL = ("word_count", "published", "modified", "depth", "meta_description", "job")
 LINK_COLUMNS = ("source_url", "target_url", "anchor_text", "position", "fetched_at")
 LINK_OPTIONAL = ("nofollow", "internal", "job")
@@ -27,6 +29,16 @@ SKIP_COLUMNS = ("url", "reason", "alias_of")
 SKIP_OPTIONAL = ("fetched_at", "job")
 ALIAS_REASONS = ("redirect", "canonicalised")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of a page's main content (``linkspider.items.BLOCK_TYPE``)."""
+
+    kind: str
+    text: str
+    code: tuple[tuple[int, int], ...] = ()  # inline code spans in ``text``
+    links: tuple[tuple[int, int, str | None], ...] = ()  # existing links: start, end, target URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +62,8 @@ class Page:
     meta_description: str = ""
     fetched_at: datetime = _EPOCH
     job: str | None = None
+    kind: str = "content"  # content | listing | navigation | code | other
+    blocks: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +105,7 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
             schema = pq.read_schema(path)
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"cannot read {path}: {exc}") from exc
+        check_version(path, schema)
         missing = [c for c in required if c not in schema.names]
         if missing:
             raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
@@ -105,6 +120,26 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
             part = part.filter(pc.equal(part["job"], job))
         rows.extend(part.to_pylist())
     return rows
+
+
+def check_version(path: Path, schema: pa.Schema) -> None:
+    """One-line InputError when a part was written by another version of the crawl dataset."""
+    version = (schema.metadata or {}).get(b"linkspider_schema_version", b"").decode() or "unknown"
+    if version == SCHEMA_VERSION:
+        return
+    if version.isdigit() and int(version) < int(SCHEMA_VERSION):
+        raise InputError(f"{path} is crawl schema version {version}; postprocess needs version "
+                         f"{SCHEMA_VERSION} (content blocks and page kinds): crawl the site again")
+    raise InputError(f"{path} is crawl schema version {version}; this postprocess reads version "
+                     f"{SCHEMA_VERSION}: use the linkspider that wrote it")
+
+
+def _blocks(rows: list[dict] | None) -> tuple[Block, ...]:
+    return tuple(
+        Block(b.get("kind") or "other", b.get("text") or "",
+              tuple((c["start"], c["end"]) for c in b.get("code") or ()),
+              tuple((k["start"], k["end"], k.get("url")) for k in b.get("links") or ()))
+        for b in rows or ())
 
 
 def _when(value: datetime | None) -> datetime:
@@ -180,6 +215,8 @@ def _page(row: dict) -> Page:
         meta_description=row.get("meta_description") or "",
         fetched_at=_when(row.get("fetched_at")),
         job=row.get("job"),
+        kind=row.get("kind") or "content",
+        blocks=_blocks(row.get("blocks")),
     )
 
 

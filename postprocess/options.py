@@ -29,6 +29,11 @@ class Options:
     allow_cross_language: bool = False  # keep pairs whose pages have different languages
     date_decay_days: float = 0.0  # half-life in days of a dated source's score (0 = off)
     exclude_thin_sources: bool = False  # thin pages are never targets; also never sources if set
+    listing_targets: bool = False  # listing pages (archives, blog index) may receive links
+    # precision
+    min_confidence: float = 0.5  # rows whose confidence (editors' link probability) is lower are dropped
+    min_passage: float = 0.2  # rows whose anchor paragraph is less similar to the target are dropped
+    title_anchors: bool = False  # keep pairs without a qualifying phrase, with the target's title to write in
 
 
 OPTION_FIELDS = tuple(f.name for f in fields(Options))
@@ -59,6 +64,13 @@ HELP: dict[str, str] = {
     "date_decay_days": "half-life in days applied to a source page's score by its published date (old news "
                        "sinks); 0 = off",
     "exclude_thin_sources": "thin pages give no suggestions either (they never receive any)",
+    "listing_targets": "listing pages (tag, category, author and date archives, blog index) may receive "
+                       "links",
+    "min_confidence": "rows with a lower confidence (the probability, learned from the site's own links, "
+                      "that its editors would make the link) are dropped; 0 keeps every row",
+    "min_passage": "rows whose anchor paragraph has a lower cosine with the target page are dropped",
+    "title_anchors": "keep pairs with no qualifying phrase in the source, the target's title to write in "
+                     "(anchor_type title)",
 }
 
 
@@ -82,5 +94,9 @@ def validate(options: Options) -> None:
         raise InputError(f"--min-score must be at least -1, not {options.min_score}")
     if not -1.0 <= options.max_similarity <= 1.0:
         raise InputError(f"--max-similarity must be between -1 and 1, not {options.max_similarity}")
+    if not 0.0 <= options.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must be between 0 and 1, not {options.min_confidence}")
+    if not -1.0 <= options.min_passage <= 1.0:
+        raise InputError(f"--min-passage must be between -1 and 1, not {options.min_passage}")
     if options.date_decay_days < 0:
         raise InputError("--date-decay-days must not be negative (0 = off)")

@@ -1,18 +1,32 @@
-"""``suggest``: the whole ranking in memory — what ``run`` and the evaluation call."""
+"""``suggest``: the whole ranking in memory — what ``run`` and the evaluation call.
+
+candidates (index neighbours and lexical evidence, filters, a pool of
+``POOL_FACTOR`` × the caps) → anchors (a phrase in the source's running text
+that names the target; rows without one leave) → passage check (the anchor's
+paragraph against the target) → confidence (learned from the site's own links)
+→ the cut at ``--min-confidence`` → the per-source and per-target caps, most
+confident first.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from postprocess.anchors import AnchorFinder, add_anchors
-from postprocess.candidates import Suggestion, find_candidates
+from postprocess.candidates import Suggestion, apply_caps, find_candidates
+from postprocess.confidence import ConfidenceModel, learn
 from postprocess.embed import Embedder, Embeddings, embed_pages, load_model
 from postprocess.index import PageIndex, build_index
 from postprocess.load import Crawl, require_linkable
 from postprocess.options import Options
+from postprocess.passages import PassageVectors, add_passage_scores
+
+#: The pool anchors and confidence choose from: this many times the per-source and per-target caps.
+POOL_FACTOR = 3
 
 
 @dataclass
@@ -26,6 +40,7 @@ class Suggestions:
     stats: dict[str, float] = field(default_factory=dict)
     embeddings: Embeddings | None = None
     index: PageIndex | None = None
+    confidence: ConfidenceModel | None = None
 
     def by_source(self) -> dict[str, list[Suggestion]]:
         """Suggestions per source page, in rank order."""
@@ -35,15 +50,63 @@ class Suggestions:
         return {url: sorted(group, key=lambda s: s.rank) for url, group in groups.items()}
 
 
+def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
+                   options: Options) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
+    """Filtered, scored pairs, at most POOL_FACTOR × the caps per source and target."""
+    return find_candidates(crawl, embeddings, index, options,
+                           pool_size=POOL_FACTOR * max(options.per_source, 1),
+                           pool_targets=POOL_FACTOR * max(options.per_target, 1))
+
+
+def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, passages: PassageVectors,
+                options: Options, rejected: Counter[str] | None = None,
+                finder: AnchorFinder | None = None) -> list[Suggestion]:
+    """Rows with a phrase of the source's running text that names the target, about the target."""
+    rejected = rejected if rejected is not None else Counter()
+    add_anchors(crawl, rows, finder or AnchorFinder(crawl, options.title_anchors))
+    anchored = [s for s in rows if s.anchor]
+    rejected["no_anchor"] += len(rows) - len(anchored)
+    add_passage_scores(anchored, embeddings, passages)
+    kept = [s for s in anchored
+            if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]
+    rejected["passage_off_topic"] += len(anchored) - len(kept)
+    return kept
+
+
+def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
+                     options: Options) -> ConfidenceModel:
+    """The site's confidence model, from pools ranked with a share of its links hidden."""
+
+    def pool(visible: Crawl) -> list[Suggestion]:
+        rows, _, _ = candidate_pool(visible, embeddings, index, options)
+        return anchor_pool(visible, rows, embeddings, passages, options)
+
+    return learn(crawl, options, pool)
+
+
+def queue(rows: Sequence[Suggestion], model: ConfidenceModel, options: Options,
+          rejected: Counter[str] | None = None) -> list[Suggestion]:
+    """Set each row's confidence, cut at ``min_confidence``, take the caps most confident first."""
+    rejected = rejected if rejected is not None else Counter()
+    for s, p in zip(rows, model.predict(rows), strict=True):
+        s.confidence = round(float(p), 6)
+    kept = [s for s in rows if s.confidence >= options.min_confidence]
+    rejected["below_min_confidence"] += len(rows) - len(kept)
+    kept.sort(key=lambda s: (-s.confidence, -s.score, s.source_url, s.target_url))
+    capped = apply_caps(kept, options.per_source, options.per_target)
+    rejected["over_cap"] += len(kept) - len(capped)
+    return capped
+
+
 def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None = None, *,
             embeddings: Embeddings | None = None, index: PageIndex | None = None,
-            cache_dir: str | Path | None = None, anchors: bool = True,
-            anchor_finder: AnchorFinder | None = None) -> Suggestions:
+            cache_dir: str | Path | None = None, confidence: ConfidenceModel | None = None,
+            passages: PassageVectors | None = None) -> Suggestions:
     """Rank internal-link suggestions for ``crawl``.
 
     ``embeddings`` / ``index`` skip those steps (they depend on pages only, so one
     embedding serves many calls with altered links); ``model`` None loads the bundled
-    model when embedding is needed; ``anchors`` False leaves anchor fields empty.
+    model when something must be embedded; ``confidence`` None learns the site's model.
     """
     options = options or Options()
     require_linkable(crawl)
@@ -55,18 +118,26 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         started = time.perf_counter()
         embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
         timings["embed"] = time.perf_counter() - started
+    if passages is None:
+        passages = PassageVectors(model or (lambda: load_model(None, options.prefix)), cache_dir,
+                                  model_id=model.model_id if model else None)
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)
         timings["index"] = time.perf_counter() - started
     started = time.perf_counter()
-    rows, cannibal, rejected = find_candidates(crawl, embeddings, index, options)
+    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options)
     timings["rank"] = time.perf_counter() - started
-    if anchors:
-        started = time.perf_counter()
-        add_anchors(crawl, rows, anchor_finder)
-        timings["anchors"] = time.perf_counter() - started
+    started = time.perf_counter()
+    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected)
+    timings["anchors"] = time.perf_counter() - started
+    started = time.perf_counter()
+    if confidence is None:
+        confidence = learn_confidence(crawl, embeddings, index, passages, options)
+    rows = queue(rows, confidence, options, rejected)
+    timings["confidence"] = time.perf_counter() - started
+    passages.save()
     stats = {"pages": len(crawl.pages), "embedded_pages": len(embeddings.urls), "suggestions": len(rows),
              "sources": len({s.source_url for s in rows}), "near_duplicates": len(cannibal)}
     return Suggestions(rows, cannibal, rejected, {k: round(v, 3) for k, v in timings.items()}, stats,
-                       embeddings, index)
+                       embeddings, index, confidence)

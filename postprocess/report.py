@@ -23,7 +23,10 @@ from postprocess.load import Crawl
 from postprocess.output import replace_atomically
 from postprocess.scoring import PART_COLUMNS
 
-SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "score", "rank")
+SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
+                      "evidence", "rank")
+#: Kept in the stage files (candidates/anchored.parquet) for the next stage, not in the queue's outputs.
+STAGE_COLUMNS = ("passage",)
 INFO_COLUMNS = ("source_title", "target_title", "target_inbound")
 CANNIBAL_COLUMNS = ("url_a", "url_b", "title_a", "title_b", "similarity", "already_linked")
 HTML_ROWS = 2000  # queue rows shown in report.html (the CSV has them all)
@@ -41,8 +44,12 @@ def page_titles(crawl: Crawl) -> dict[str, str]:
     return {p.url: clean_title(p.title, site) or p.h1 for p in crawl.pages}
 
 
-def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None) -> pa.Table:
-    """The queue as a table, best first; titles and inbound counts when ``crawl`` is given."""
+def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
+                      stage: bool = False) -> pa.Table:
+    """The queue as a table, best first; titles and inbound counts when ``crawl`` is given.
+
+    ``stage`` adds what the next stage needs (the anchor's paragraph).
+    """
     parts = part_names(rows)
     columns: dict[str, pa.Array] = {
         "source_url": pa.array([s.source_url for s in rows], pa.string()),
@@ -50,9 +57,13 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None) ->
         "anchor": pa.array([s.anchor for s in rows], pa.string()),
         "anchor_type": pa.array([s.anchor_type for s in rows], pa.string()),
         "context": pa.array([s.context for s in rows], pa.string()),
+        "confidence": pa.array([s.confidence for s in rows], pa.float64()),
         "score": pa.array([s.score for s in rows], pa.float64()),
+        "evidence": pa.array([s.evidence for s in rows], pa.string()),
         "rank": pa.array([s.rank for s in rows], pa.int32()),
     }
+    if stage:
+        columns["passage"] = pa.array([s.passage for s in rows], pa.string())
     for name in parts:
         columns[name] = pa.array([s.parts.get(name) for s in rows], pa.float64())
     if crawl is not None:
@@ -69,18 +80,20 @@ def read_suggestions(path: Path) -> list[Suggestion]:
     if not path.is_file():
         raise InputError(f"{path} not found: run the earlier stages first")
     table = pq.read_table(path)
-    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS)
+    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
     parts = [c for c in table.column_names if c not in base]
     rows = []
     for r in table.to_pylist():
         rows.append(Suggestion(r["source_url"], r["target_url"], r["score"],
                                {p: r[p] for p in parts if r[p] is not None}, r["rank"] or 0,
-                               r["anchor"] or "", r["anchor_type"] or "", r["context"] or ""))
+                               r["anchor"] or "", r["anchor_type"] or "", r["context"] or "",
+                               r.get("evidence") or "", r.get("passage") or "", r.get("confidence") or 0.0))
     return rows
 
 
 def write_parquet(path: Path, rows: Sequence[Suggestion], crawl: Crawl | None = None) -> None:
-    table = suggestions_table(rows, crawl)
+    """A stage file: the rows with everything the next stage reads."""
+    table = suggestions_table(rows, crawl, stage=True)
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
@@ -99,7 +112,8 @@ def write_csv(path: Path, table: pa.Table, columns: Sequence[str]) -> None:
 
 def csv_columns(table: pa.Table) -> list[str]:
     """Editor's order: who links to whom with which words, then the score and its parts."""
-    first = ["source_url", "target_url", "anchor", "anchor_type", "context", "score"]
+    first = ["source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
+             "evidence"]
     info = [c for c in ("source_title", "target_title", "target_inbound", "rank") if c in table.column_names]
     return first + [c for c in table.column_names if c not in first and c not in info] + info
 
@@ -133,9 +147,10 @@ def orphan_pages(crawl: Crawl) -> list[str]:
 
 
 def summary(crawl: Crawl, rows: Sequence[Suggestion], cannibal: Sequence[Suggestion],
-            timings: dict[str, float], out: Path, rejected: Counter[str] | None = None) -> dict:
+            timings: dict[str, float], out: Path, rejected: Counter[str] | None = None,
+            confidence: dict | None = None) -> dict:
     """The figures of a run (summary.json and the lines printed at the end)."""
-    return {
+    figures = {
         "pages": len(crawl.pages),
         "links": len(crawl.links),
         "suggestions": len(rows),
@@ -144,12 +159,16 @@ def summary(crawl: Crawl, rows: Sequence[Suggestion], cannibal: Sequence[Suggest
         "anchors_from_title": sum(1 for s in rows if s.anchor_type == "title"),
         "orphan_pages": len(orphan_pages(crawl)),
         "near_duplicate_pairs": len(cannibal),
+        "page_kinds": dict(Counter(p.kind for p in crawl.pages).most_common()),
         "rejected": dict(sorted((rejected or Counter()).items())),
         "seconds": {k: round(v, 2) for k, v in timings.items()},
         "outputs": {name: str(out / name) for name in
                     ("suggestions.csv", "suggestions.parquet", "cannibalisation.csv", "report.html",
                      "summary.json")},
     }
+    if confidence:
+        figures["confidence"] = {"model": confidence.get("source"), **(confidence.get("report") or {})}
+    return figures
 
 
 def format_summary(figures: dict) -> str:
@@ -160,9 +179,18 @@ def format_summary(figures: dict) -> str:
         f"({figures['anchors_in_text']} anchors found in the text, "
         f"{figures['anchors_from_title']} from titles)",
         f"orphan pages     {figures['orphan_pages']} (no inbound internal link)",
+        "page kinds       " + ", ".join(f"{k} {v}" for k, v in figures.get("page_kinds", {}).items()),
         f"near duplicates  {figures['near_duplicate_pairs']} pairs (cannibalisation.csv)",
         "time per stage   " + ", ".join(f"{k} {v:.1f} s" for k, v in figures["seconds"].items()),
     ]
+    conf = figures.get("confidence")
+    if conf and conf.get("at_cut"):
+        cut = conf["at_cut"]
+        lines.insert(3, f"confidence       learned from {conf['links']} of the site's links: "
+                        f"at ≥ {cut['cut']:g}, "
+                        f"{cut['precision']:.0%} of held-out rows are links its editors made")
+    elif conf:
+        lines.insert(3, f"confidence       prior model ({conf.get('why_prior', '')})")
     if "embedding" in figures:
         emb = figures["embedding"]
         lines.insert(4, f"embedded         {emb['embedded_pages']} pages ({emb['cached_pages']} unchanged, "
@@ -204,14 +232,15 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict) -> str:
     inbound = inbound_counts(crawl)
     parts = part_names(rows)
     # The editor's sentence: in SOURCE, link to TARGET with ANCHOR, in this CONTEXT.
-    head = "".join(f"<th>{_e(h)}</th>" for h in ("source", "target", "anchor", "context", "score", *parts))
+    columns = ("source", "target", "anchor", "context", "confidence", "score", *parts)
+    head = "".join(f"<th>{_e(h)}</th>" for h in columns)
     body = []
     for s in rows[:HTML_ROWS]:
         cells = [_link(s.source_url, titles.get(s.source_url) or s.source_url),
                  _link(s.target_url, titles.get(s.target_url) or s.target_url),
                  _e(s.anchor) + ("" if s.anchor_type == "text" else ' <span class="small">(title)</span>'),
                  _context_html(s)]
-        numbers = [f"{s.score:.3f}"] + [f"{s.parts.get(p, 0):.3f}" for p in parts]
+        numbers = [f"{s.confidence:.2f}", f"{s.score:.3f}"] + [f"{s.parts.get(p, 0):.3f}" for p in parts]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells)
                     + "".join(f'<td class="n">{n}</td>' for n in numbers) + "</tr>")
     orphans = orphan_pages(crawl)
@@ -219,7 +248,7 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict) -> str:
     known = {p.url for p in crawl.pages}
     facts = "".join(f"<dt>{_e(k.replace('_', ' '))}</dt><dd>{_e(figures[k])}</dd>" for k in
                     ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_in_text",
-                     "anchors_from_title", "orphan_pages", "near_duplicate_pairs"))
+                     "anchors_from_title", "orphan_pages", "near_duplicate_pairs", "page_kinds"))
     shown = ""
     if len(rows) > HTML_ROWS:
         shown = f' <span class="small">(first {HTML_ROWS}; all in suggestions.csv)</span>'

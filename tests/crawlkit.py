@@ -23,14 +23,29 @@ BASE = "https://example.test"
 FETCHED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
+def blocks_of(text: str, links: Iterable[tuple[str, str]] = (), kind: str = "paragraph") -> list[dict]:
+    """Blocks of ``text``: one ``kind`` block per line; ``links`` (anchor text, target URL) marks the
+    first occurrence of each anchor text as an existing link."""
+    blocks = [{"kind": kind, "text": line, "code": [], "links": []}
+              for line in text.split("\n") if line.strip()]
+    for anchor, target in links:
+        for block in blocks:
+            at = block["text"].find(anchor)
+            if at >= 0:
+                block["links"].append({"start": at, "end": at + len(anchor), "url": target})
+                break
+    return blocks
+
+
 def page(url: str, title: str, text: str, **columns: object) -> dict:
-    """A pages/ row: every column of PAGE_SCHEMA, overridable by keyword."""
+    """A pages/ row: every column of PAGE_SCHEMA, overridable by keyword (blocks: one paragraph a line)."""
     row = {
         "url": url, "fetched_url": url, "status": 200, "title": title, "meta_description": "",
         "h1": title.split(" | ")[0], "headings": [], "text": text, "word_count": len(text.split()),
         "lang": "en", "canonical": url, "published": None, "modified": None, "noindex": False,
         "nofollow": False, "thin": False, "depth": 1, "found_by": "link",
         "content_hash": hashlib.sha1(text.encode()).hexdigest(), "fetched_at": FETCHED, "job": "job1",
+        "kind": "content", "blocks": blocks_of(str(columns.get("text", text))),
     }
     row.update(columns)
     if "text" in columns and "content_hash" not in columns:
@@ -152,7 +167,10 @@ _TEXTS = {
             "skittish on rough roads. Tubeless tyres can run lower still and seal small punctures."),
 }
 
-SITE: list[dict] = [page(u, title, text, headings=[]) for u, (title, text) in _TEXTS.items()]
+_CONTENT_LINKS = {ESPRESSO: [("burr grinder", GRINDER)], POUR_OVER: [("espresso", ESPRESSO)],
+                  COMPOST: [("tomatoes", TOMATOES)]}
+SITE: list[dict] = [page(u, title, text, headings=[], blocks=blocks_of(text, _CONTENT_LINKS.get(u, ())))
+                    for u, (title, text) in _TEXTS.items()]
 #: Existing links: the espresso page already links to the grinder with "burr grinder", and so on.
 SITE_LINKS: list[dict] = [
     link(ESPRESSO, GRINDER, "burr grinder"),

@@ -12,7 +12,7 @@ from postprocess.anchors import AnchorFinder, add_anchors, link_names
 from postprocess.candidates import Suggestion, find_candidates
 from postprocess.embed import embed_pages
 from postprocess.index import build_index
-from postprocess.load import Crawl, Link, Page, build_crawl
+from postprocess.load import Block, Crawl, Link, Page, build_crawl
 from postprocess.options import Options
 
 
@@ -116,8 +116,9 @@ def test_link_names_order_the_surest_names_first() -> None:
 def test_anchor_prefers_the_name_other_pages_link_the_target_with() -> None:
     target = Page(url=url("/brewing/ratio/"), title="Brew ratio calculator", h1="Brew ratio calculator",
                   text="Work out grams of coffee per gram of water.")
-    source = Page(url=url("/coffee/"), title="Coffee", h1="Coffee",
-                  text="Coffee grounds and water. The golden ratio of sixteen to one suits most brewers.")
+    text = "Coffee grounds and water. The golden ratio of sixteen to one suits most brewers."
+    source = Page(url=url("/coffee/"), title="Coffee", h1="Coffee", text=text,
+                  blocks=(Block("paragraph", text),))
     other = Page(url=url("/tea/"), title="Tea", h1="Tea", text="The golden ratio applies to tea too.")
     crawl = Crawl(pages=[target, source, other], links=[Link(other.url, target.url, "golden ratio")])
     s = Suggestion(source.url, target.url, 1.0)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from linkspider.items import PAGE_SCHEMA, SKIP_SCHEMA
+from linkspider.items import PAGE_SCHEMA, SCHEMA_VERSION, SKIP_SCHEMA
 from linkspider.parquet import PartWriter, part_name, read_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def test_parts_carry_the_explicit_schema(tmp_path: Path) -> None:
         writer.add(skip_row(1))
     table = read_table(tmp_path)
     assert table.schema.equals(SKIP_SCHEMA, check_metadata=False)
-    assert table.schema.metadata[b"linkspider_schema_version"] == b"1"
+    assert table.schema.metadata[b"linkspider_schema_version"] == SCHEMA_VERSION.encode()
     assert table.column("url").to_pylist() == ["https://example.com/p1/"]
 
 

@@ -17,7 +17,7 @@ from postprocess.errors import PREFIX
 
 REPO = Path(__file__).resolve().parents[1]
 #: The sample pages are short and few: a lower similarity floor than the default.
-LOW = ["--min-score", "0.2"]
+LOW = ["--min-score", "0.2", "--min-confidence", "0"]
 
 
 def postprocess(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
@@ -133,7 +133,8 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     assert list(out.glob(".*tmp*")) == []
     rows = read_csv(out / "suggestions.csv")
     assert rows, result.stdout
-    assert list(rows[0])[:6] == ["source_url", "target_url", "anchor", "anchor_type", "context", "score"]
+    assert list(rows[0])[:8] == ["source_url", "target_url", "anchor", "anchor_type", "context", "confidence",
+                                 "score", "evidence"]
     assert {"similarity", "date_factor", "source_title", "target_title", "target_inbound"} <= set(rows[0])
     pages = {p["url"]: p["text"] for p in SITE}
     linked = {(lk["source_url"], lk["target_url"]) for lk in SITE_LINKS}
@@ -145,7 +146,8 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     html = (out / "report.html").read_text()
     assert "<script" not in html and "Orphan pages" in html
     # The queue reads as the editor acts: in the source, link to the target, with the anchor.
-    assert "<th>source</th><th>target</th><th>anchor</th><th>context</th><th>score</th>" in html
+    header = "<th>source</th><th>target</th><th>anchor</th><th>context</th><th>confidence</th><th>score</th>"
+    assert header in html
 
     # One page changes: a rerun embeds only that page.
     changed = later(SITE[0], text=SITE[0]["text"] + " Descale the machine monthly.")
@@ -167,7 +169,8 @@ def test_run_then_stages_one_at_a_time(tmp_path):
         assert step.returncode == 0, (stage, step.stderr)
     capped = read_csv(out / "suggestions.csv")
     check_queue(capped, pages, linked, per_source=1)
-    assert 0 < len(capped) < len(rows)
+    assert 0 < len(capped) <= len(rows)
+    assert len({r["source_url"] for r in capped}) == len(capped)  # one row per source
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from postprocess.options import Options
 from postprocess.pipeline import suggest
 
 pytestmark = pytest.mark.slow
-LOW = Options(min_score=0.2)
+LOW = Options(min_score=0.2, min_confidence=0.0)  # the ranking's mechanics, whatever the confidence
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +27,12 @@ def test_suggest_ranks_per_source_and_respects_the_filters(site):
     result = suggest(crawl, LOW, bundled_model(), embeddings=emb)
     linked = {(lk.source_url, lk.target_url) for lk in crawl.links}
     assert result.rows and all((s.source_url, s.target_url) not in linked for s in result.rows)
-    assert [s.score for s in result.rows] == sorted((s.score for s in result.rows), reverse=True)
+    order = [(s.confidence, s.score) for s in result.rows]
+    assert order == sorted(order, reverse=True)  # most confident first, then by score
     for source, group in result.by_source().items():
         assert [s.rank for s in group] == list(range(1, len(group) + 1))
         assert all(s.source_url == source != s.target_url for s in group)
-    assert set(result.timings) == {"index", "rank", "anchors"}  # embeddings were given
+    assert set(result.timings) == {"index", "rank", "anchors", "confidence"}  # embeddings were given
 
 
 def test_hidden_link_comes_back_as_a_suggestion(site):
@@ -46,7 +47,7 @@ def test_hidden_link_comes_back_as_a_suggestion(site):
 @pytest.mark.parametrize("per_target", [1])
 def test_per_target_cap(site, per_target):
     crawl, emb = site
-    result = suggest(crawl, dataclasses.replace(LOW, per_target=per_target), embeddings=emb, anchors=False)
+    result = suggest(crawl, dataclasses.replace(LOW, per_target=per_target), embeddings=emb)
     counts: dict[str, int] = {}
     for s in result.rows:
         counts[s.target_url] = counts.get(s.target_url, 0) + 1

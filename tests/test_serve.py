@@ -148,7 +148,8 @@ def test_recommend_gives_the_page_suggestions_best_first(base_url):
     assert [s["score"] for s in body["suggestions"]] == [0.62, 0.55, 0.31]
     first = body["suggestions"][0]
     assert first == {"target_url": POUR_OVER, "anchor": "grams of coffee", "anchor_type": "text",
-                     "context": "A sentence with grams of coffee.", "score": 0.62, "rank": 1,
+                     "context": "A sentence with grams of coffee.", "confidence": 0.0, "score": 0.62,
+                     "evidence": "", "rank": 1,
                      "similarity": 0.62, "date_factor": 1.0, "target_title": "Pour-over coffee brewing guide",
                      "target_inbound": 0}
     assert body["suggestions"][2]["anchor_type"] == "title"

@@ -1,0 +1,243 @@
+"""Confidence: the probability that this site's editors would make a suggested link, learned per site.
+
+Self-supervised from the site's own in-content links: the links between content
+pages are split into ``FOLDS`` folds; for each fold, its links are hidden and
+the pipeline ranks and anchors suggestions from what is left. A row whose pair
+was hidden is a link the editors made (1); a row whose pair the site does not
+link at all is one they did not (0). A logistic regression on the rows' score
+parts and anchor features (``FEATURES``) turns them into a probability; every
+fold is also predicted by a model fitted on the others, which gives the
+calibration and the precision and recall at the cut that ``summary.json`` and
+``evaluate`` report. A site with too few links to learn from
+(``MIN_LINKS``) uses the model fitted on the Django documentation
+(``confidence_prior.json``), and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from linkspider.items import PROSE_KINDS
+from postprocess.candidates import Suggestion, target_exclusion
+from postprocess.load import Crawl, resolve
+from postprocess.options import Options
+
+#: Score parts and anchor features the model reads (missing ones count 0).
+FEATURES = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "passage", "anchor_words",
+            "anchor_commonness", "anchor_in_code", "evidence_link", "evidence_title", "evidence_slug",
+            "evidence_part", "evidence_heading", "list_item")
+FOLDS = 3
+#: Fewer links in running text between content pages than this: the prior model is used.
+MIN_LINKS = 100
+#: A site model that separates held-out links from other rows worse than this (ROC AUC): the prior.
+MIN_AUC = 0.65
+#: Fewer positive rows than this after the folds: the prior model is used.
+MIN_POSITIVES = 15
+PRIOR_PATH = Path(__file__).with_name("confidence_prior.json")
+
+
+def features(s: Suggestion) -> list[float]:
+    """The model's inputs for one anchored row."""
+    values = dict(s.parts)
+    values["anchor_words"] = min(values.get("anchor_words", 0.0), 4.0)
+    for kind in ("link", "title", "slug", "part", "heading"):
+        values[f"evidence_{kind}"] = float(s.evidence == kind)
+    values["list_item"] = float(s.parts.get("list_item", 0.0))
+    return [float(values.get(name, 0.0)) for name in FEATURES]
+
+
+@dataclass
+class ConfidenceModel:
+    """A fitted logistic regression (standardised inputs), as plain numbers."""
+
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    source: str = "site"  # "site": learned from this crawl; "prior": the shipped model
+    report: dict[str, object] = field(default_factory=dict)
+    #: Isotonic calibration (held-out regression output -> observed share of editors' links).
+    calibration_x: list[float] = field(default_factory=list)
+    calibration_y: list[float] = field(default_factory=list)
+
+    def raw(self, rows: Sequence[Suggestion]) -> np.ndarray:
+        """The regression's output, before calibration."""
+        if not rows:
+            return np.zeros(0)
+        x = (np.array([features(s) for s in rows]) - np.array(self.mean)) / np.array(self.scale)
+        return 1.0 / (1.0 + np.exp(-(x @ np.array(self.coef) + self.intercept)))
+
+    def predict(self, rows: Sequence[Suggestion]) -> np.ndarray:
+        """Calibrated probabilities that the site's editors would make each row's link."""
+        return calibrate(self.raw(rows), self.calibration_x, self.calibration_y)
+
+    def to_json(self) -> dict[str, object]:
+        return {"features": list(FEATURES), **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> ConfidenceModel:
+        if list(data.get("features", [])) != list(FEATURES):  # type: ignore[arg-type]
+            raise ValueError("confidence model was fitted on other features")
+        return cls(**{k: v for k, v in data.items() if k != "features"})  # type: ignore[arg-type]
+
+
+def calibrate(p: np.ndarray, xs: Sequence[float], ys: Sequence[float]) -> np.ndarray:
+    """Map regression outputs through an isotonic curve (identity when there is none)."""
+    return np.interp(p, xs, ys) if len(xs) else p
+
+
+def isotonic(p: np.ndarray, y: np.ndarray) -> tuple[list[float], list[float]]:
+    """The isotonic curve from outputs ``p`` to outcomes ``y`` (its knots)."""
+    from sklearn.isotonic import IsotonicRegression
+
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, y)
+    return [float(v) for v in iso.X_thresholds_], [float(v) for v in iso.y_thresholds_]
+
+
+def fit(x: np.ndarray, y: np.ndarray, source: str = "site") -> ConfidenceModel:
+    """Logistic regression (L2, C=1) on standardised features."""
+    from sklearn.linear_model import LogisticRegression
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    lr = LogisticRegression(C=1.0, max_iter=2000)
+    lr.fit((x - mean) / scale, y)
+    return ConfidenceModel(mean.tolist(), scale.tolist(), lr.coef_[0].tolist(), float(lr.intercept_[0]),
+                           source)
+
+
+def prior() -> ConfidenceModel:
+    """The shipped model (fitted on the Django documentation)."""
+    model = ConfidenceModel.from_json(json.loads(PRIOR_PATH.read_text()))
+    model.source = "prior"
+    return model
+
+
+def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
+    """(source, target) pairs the editors linked in running text (a link in a prose block of a content
+    page, not a template's "more posts" list), between pages that may give and receive suggestions."""
+    pages = {p.url: p for p in crawl.pages}
+    linked = {(link.source_url, link.target_url) for link in crawl.links}
+    pairs = set()
+    for source in crawl.pages:
+        if source.kind != "content":
+            continue
+        for block in source.blocks:
+            if block.kind not in PROSE_KINDS:
+                continue
+            for _, _, url in block.links:
+                target = pages.get(resolve(url, crawl.aliases)) if url else None
+                if (target is None or target is source or (source.url, target.url) not in linked
+                        or target_exclusion(target, options) is not None):
+                    continue
+                pairs.add((source.url, target.url))
+    return sorted(pairs)
+
+
+def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:
+    digest = hashlib.sha1(f"{seed}\x00{pair[0]}\x00{pair[1]}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % folds
+
+
+def labelled_rows(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestion]],
+                  folds: int = FOLDS, seed: int = 0) -> tuple[list[Suggestion], list[int], list[int]]:
+    """Rows, labels (1 = an editors' link) and fold numbers from ``folds`` rounds of hidden links."""
+    pairs = training_pairs(crawl, options)
+    order = pairs[:]
+    random.Random(seed).shuffle(order)
+    fold_of = {pair: i % folds for i, pair in enumerate(order)}
+    rows: list[Suggestion] = []
+    labels: list[int] = []
+    fold_ids: list[int] = []
+    for fold in range(folds):
+        hidden = {pair for pair, f in fold_of.items() if f == fold}
+        visible = replace(crawl, links=[link for link in crawl.links
+                                        if (link.source_url, link.target_url) not in hidden])
+        for s in pool(visible):
+            pair = (s.source_url, s.target_url)
+            if pair in hidden:
+                label = 1
+            elif pair not in fold_of and _negative_fold(pair, folds, seed) == fold:
+                label = 0  # an unlinked pair comes up in every round: it is kept in one, drawn at random
+            else:
+                continue
+            rows.append(s)
+            labels.append(label)
+            fold_ids.append(fold)
+    return rows, labels, fold_ids
+
+
+def cut_report(probabilities: np.ndarray, labels: np.ndarray, cut: float, links: int) -> dict[str, float]:
+    """Precision (share of rows at or above ``cut`` that are editors' links) and recall (of ``links``)."""
+    kept = probabilities >= cut
+    found = int(labels[kept].sum())
+    return {"cut": cut, "rows": int(kept.sum()), "editor_links": found,
+            "precision": round(found / kept.sum(), 4) if kept.sum() else 0.0,
+            "recall": round(found / links, 4) if links else 0.0}
+
+
+def learn(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestion]],
+          folds: int = FOLDS, seed: int = 0) -> ConfidenceModel:
+    """The site's confidence model, with its cross-fold report; the prior when the site has too few links."""
+    pairs = training_pairs(crawl, options)
+    if len(pairs) < MIN_LINKS:
+        model = prior()
+        model.report = {"why_prior": f"{len(pairs)} links in running text between content pages "
+                                     f"(< {MIN_LINKS})"}
+        return model
+    rows, labels, fold_ids = labelled_rows(crawl, options, pool, folds, seed)
+    y = np.array(labels)
+    if y.sum() < MIN_POSITIVES or y.sum() == len(y):
+        model = prior()
+        model.report = {"why_prior": f"{int(y.sum())} hidden links found again (< {MIN_POSITIVES})"}
+        return model
+    x = np.array([features(s) for s in rows])
+    folds_arr = np.array(fold_ids)
+    held_out = np.zeros(len(y))
+    for fold in range(folds):
+        test = folds_arr == fold
+        train = ~test
+        if y[train].sum() == 0 or y[train].sum() == train.sum() or not test.any():
+            held_out[test] = y[train].mean() if train.any() else 0.0
+            continue
+        held_out[test] = fit(x[train], y[train]).predict([rows[i] for i in np.flatnonzero(test)])
+    from sklearn.metrics import roc_auc_score
+
+    auc = float(roc_auc_score(y, held_out))
+    if auc < MIN_AUC:
+        model = prior()
+        model.report = {"why_prior": f"the site's own model separated held-out links poorly (AUC {auc:.2f})"}
+        return model
+    model = fit(x, y)
+    model.calibration_x, model.calibration_y = isotonic(held_out, y)
+    # What the report shows is out of sample twice: each fold's rows calibrated by a curve fitted on
+    # the other folds' held-out outputs.
+    calibrated = np.zeros(len(y))
+    for fold in range(folds):
+        test = folds_arr == fold
+        if test.any() and (~test).any():
+            calibrated[test] = calibrate(held_out[test], *isotonic(held_out[~test], y[~test]))
+    held_out = calibrated
+    bins = []
+    for low in np.arange(0.0, 1.0, 0.1):
+        inside = (held_out >= low) & (held_out < low + 0.1 + (1e-9 if low >= 0.9 else 0))
+        if inside.any():
+            bins.append({"from": round(float(low), 1), "rows": int(inside.sum()),
+                         "predicted": round(float(held_out[inside].mean()), 4),
+                         "observed": round(float(y[inside].mean()), 4)})
+    model.report = {
+        "links": len(pairs), "rows": len(y), "positives": int(y.sum()), "folds": folds, "seed": seed,
+        "brier": round(float(np.mean((held_out - y) ** 2)), 4), "auc": round(auc, 4),
+        "calibration": bins,
+        "at_cut": cut_report(held_out, y, options.min_confidence, len(pairs)),
+        "curve": [cut_report(held_out, y, c, len(pairs)) for c in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)],
+    }
+    return model
