@@ -29,10 +29,11 @@ from typing import Any, Protocol
 
 #: Default share of the in-content pairs hidden.
 DEFAULT_HIDE = 0.2
-#: The rankings compared: the pipeline's own, and the two baselines.
-METHODS = ("default", "plain", "tfidf")
-#: Score cuts at which the default ranking's recall@5 is shown (``--min-score`` candidates).
-CURVE_CUTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+#: The rankings compared: the pipeline's ranking (every anchored row, most confident first), the
+#: default queue (cut at --min-confidence), and the two baselines.
+METHODS = ("default", "queue", "plain", "tfidf")
+#: Confidence cuts at which the default ranking's recall@5 is shown (``--min-confidence`` candidates).
+CURVE_CUTS = (0.1, 0.3, 0.5, 0.7, 0.9)
 #: Default cut-offs for recall@k.
 DEFAULT_KS = (1, 5, 10)
 #: Anchor agreement is measured on hidden pairs found within this many suggestions.
@@ -243,7 +244,7 @@ def threshold_curve(rankings: Rankings, hidden: Iterable[Pair], cuts: Sequence[f
     for cut in cuts:
         kept = {(source, item.target_url) for source, item in top if item.score >= cut}
         out.append({
-            "min_score": cut,
+            "min_confidence": cut,
             "recall": round(sum(pair in kept for pair in pairs) / len(pairs), 4) if pairs else 0.0,
             "kept": round(len(kept) / len(top), 4) if top else 0.0,
         })
@@ -321,38 +322,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed of the hidden sample (default 0)")
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS),
                         help="cut-offs for recall@k (default 1 5 10)")
-    parser.add_argument("--methods", nargs="+", default=["default", "plain", "tfidf"],
-                        help="methods to compare: default plain tfidf (default all three)")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS),
+                        help="methods to compare: default queue plain tfidf (default all four)")
 
 
-def eligible_urls(crawl: Any, embedded: Sequence[str]) -> tuple[set[str], set[str]]:
-    """(sources, targets): pages that can give suggestions (they have a vector) and receive them."""
+def eligible_urls(crawl: Any, embedded: Sequence[str], options: Any = None) -> tuple[set[str], set[str]]:
+    """(sources, targets): pages with a vector, and those of them that may receive suggestions."""
     from postprocess.candidates import target_exclusion
 
     sources = set(embedded)
-    targets = {p.url for p in crawl.pages if p.url in sources and target_exclusion(p) is None}
+    targets = {p.url for p in crawl.pages if p.url in sources and target_exclusion(p, options) is None}
     return sources, targets
 
 
 def default_rankings(visible_crawl: Any, options: Any, model: Any, embeddings: Any, index: Any,
-                     depth: int) -> Rankings:
-    """The pipeline's own ranking (``postprocess.pipeline.suggest``) with ``depth`` suggestions per source.
+                     depth: int, queue: bool = False) -> tuple[Rankings, dict[str, Any]]:
+    """The pipeline's own ranking (``postprocess.pipeline.suggest``) with ``depth`` suggestions per source,
+    and the confidence model's report.
 
-    The minimum score is lifted (-1) so that the evaluation sees the whole score
-    range and can suggest a threshold, and the per-target cap grows in step with
-    the per-source one (``depth`` / ``per_source``), so that it binds as often as
-    in a real run; every other option stays as given.
+    ``queue`` False: every anchored row, most confident first — the minimum score lifted (-1)
+    and no confidence cut, so that the evaluation sees the whole range; the per-target cap
+    grows in step with the per-source one (``depth`` / ``per_source``). ``queue`` True: the
+    default queue itself, cut at ``--min-confidence``, with the options as given.
     """
     from dataclasses import replace
 
     from postprocess.pipeline import suggest
 
-    per_target = math.ceil(options.per_target * depth / max(1, options.per_source))
-    run_options = replace(options, per_source=depth, per_target=max(options.per_target, per_target),
-                          min_score=-1.0)
+    if queue:
+        run_options = options
+    else:
+        per_target = math.ceil(options.per_target * depth / max(1, options.per_source))
+        run_options = replace(options, per_source=depth, per_target=max(options.per_target, per_target),
+                              min_score=-1.0, min_confidence=0.0)
     result = suggest(visible_crawl, run_options, model, embeddings=embeddings, index=index)
-    return {source: [Ranked(s.target_url, s.score, s.anchor) for s in rows]
-            for source, rows in result.by_source().items()}
+    rankings = {source: [Ranked(s.target_url, s.confidence, s.anchor) for s in rows]
+                for source, rows in result.by_source().items()}
+    report = result.confidence.to_json() if result.confidence is not None else {}
+    return rankings, {"model": report.get("source"), **(report.get("report") or {})}
 
 
 def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAULT_HIDE, seed: int = 0,
@@ -367,7 +374,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
 
     depth = max(ks)
     embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
-    sources, targets = eligible_urls(crawl, embeddings.urls)
+    sources, targets = eligible_urls(crawl, embeddings.urls, options)
     try:
         visible, hidden = hide_links(crawl.links, sources, hide, seed, targets=targets)
     except ValueError as exc:
@@ -378,11 +385,14 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
     pages = [p for p in crawl.pages if p.url in sources]
     results: list[MethodResult] = []
     curve: list[dict[str, float]] = []
+    confidence: dict[str, Any] = {}
+    index = None
     for method in methods:
         started = time.perf_counter()
-        if method == "default":
-            index = build_index(embeddings.urls, embeddings.vectors, options.trees)
-            rankings = default_rankings(visible_crawl, options, model, embeddings, index, depth)
+        if method in ("default", "queue"):
+            index = index or build_index(embeddings.urls, embeddings.vectors, options.trees)
+            rankings, confidence = default_rankings(visible_crawl, options, model, embeddings, index, depth,
+                                                    queue=method == "queue")
         elif method == "plain":
             rankings = baselines.plain_rankings(pages, visible, model, depth, targets=targets,
                                                 cache_dir=cache_dir)
@@ -395,6 +405,8 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         results.append(result)
         if method == "default":
             curve = threshold_curve(rankings, hidden, CURVE_CUTS)
+    content_sources = {p.url for p in crawl.pages if p.kind == "content"}
+    from_content = {pair: anchors for pair, anchors in hidden.items() if pair[0] in content_sources}
     return {
         "crawl": getattr(crawl, "directory", ""),
         "pages": len(crawl.pages),
@@ -408,7 +420,9 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         "agreement": {"k": AGREEMENT_K, "cut": AGREEMENT_CUT, "measure": "token-set Jaccard"},
         "model": getattr(model, "model_id", ""),
         "methods": [result_dict(r) for r in results],
-        "default_min_score_curve": curve,
+        "default_confidence_curve": curve,
+        "confidence": confidence,
+        "hidden_from_content_pages": len(from_content),
         "table": format_table(results, ks),
     }
 
@@ -449,11 +463,19 @@ def run(args: argparse.Namespace) -> int:
     default = next((m for m in payload["methods"] if m["method"] == "default"), None)
     if default and default["threshold"].get("found"):
         cut = default["threshold"]
-        print(f"suggested --min-score for this site: {cut['f1_cut']:.3f} (best F1 against the hidden links; "
-              f"90% of the found hidden links score above {cut['keep_90']:.3f})")
-    if payload["default_min_score_curve"]:
-        print("default ranking, recall@5 if --min-score were: " + ", ".join(
-            f"{c['min_score']:g} → {c['recall']:.3f} ({c['kept']:.0%} of top-5 kept)"
-            for c in payload["default_min_score_curve"]))
+        print(f"best-F1 --min-confidence against the hidden links: {cut['f1_cut']:.3f} "
+              f"(90% of the found hidden links have a confidence above {cut['keep_90']:.3f})")
+    conf = payload.get("confidence") or {}
+    if conf.get("at_cut"):
+        at = conf["at_cut"]
+        print(f"confidence (learned from the visible links, held-out folds): at >= {at['cut']:g}, precision "
+              f"{at['precision']:.3f} and recall {at['recall']:.3f} against the site's links in running text "
+              f"(AUC {conf.get('auc', float('nan')):.3f})")
+    elif conf:
+        print(f"confidence: {conf.get('model')} model ({conf.get('why_prior', '')})")
+    if payload["default_confidence_curve"]:
+        print("default ranking, recall@5 if --min-confidence were: " + ", ".join(
+            f"{c['min_confidence']:g} → {c['recall']:.3f} ({c['kept']:.0%} of top-5 kept)"
+            for c in payload["default_confidence_curve"]))
     print(f"written: {out / 'evaluation.json'}")
     return 0

@@ -119,9 +119,14 @@ def test_anchor_prefers_the_name_other_pages_link_the_target_with() -> None:
     text = "Coffee grounds and water. The golden ratio of sixteen to one suits most brewers."
     source = Page(url=url("/coffee/"), title="Coffee", h1="Coffee", text=text,
                   blocks=(Block("paragraph", text),))
-    other = Page(url=url("/tea/"), title="Tea", h1="Tea", text="The golden ratio applies to tea too.")
-    crawl = Crawl(pages=[target, source, other], links=[Link(other.url, target.url, "golden ratio")])
+    others = [Page(url=url(f"/tea/{i}/"), title="Tea", h1="Tea", text="The golden ratio applies to tea too.")
+              for i in range(3)]
+    links = [Link(o.url, target.url, "golden ratio") for o in others]
     s = Suggestion(source.url, target.url, 1.0)
+    crawl = Crawl(pages=[target, source, *others[:2]], links=links[:2])
     add_anchors(crawl, [s], AnchorFinder(crawl))
-    assert (s.anchor, s.anchor_type) == ("golden ratio", "text")
+    assert s.anchor == ""  # two links are two editors' wording, not yet the site's name for the page
+    crawl = Crawl(pages=[target, source, *others], links=links)
+    add_anchors(crawl, [s], AnchorFinder(crawl))
+    assert (s.anchor, s.anchor_type, s.evidence) == ("golden ratio", "text", "link")
     assert "sixteen to one" in s.context

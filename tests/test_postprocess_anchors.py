@@ -188,6 +188,17 @@ def test_a_word_the_site_capitalises_inside_sentences_is_a_name():
     assert t.anchor == ""
 
 
+def test_a_name_part_two_pages_share_names_neither():
+    source = page(url("/s/"), "S", "Most home ovens run cool, so check yours.")
+    one = page(url("/baguettes/"), "Baguettes in a home oven | Blog", "x")
+    two = page(url("/steam/"), "Creating steam in a home oven | Blog", "x")
+    crawl = build_crawl([source, one, two], [], [])
+    assert [s.anchor for s in _anchor(crawl, source["url"], [one["url"], two["url"]])] == ["", ""]
+    alone = build_crawl([source, one], [], [])
+    [s] = _anchor(alone, source["url"], [one["url"]])
+    assert (s.anchor, s.evidence) == ("home ovens", "part")
+
+
 def test_a_code_name_must_be_spelled_as_the_links_spell_it():
     text = "Call it when func is set."
     block = Block("paragraph", text, code=((13, 17),))
@@ -215,6 +226,7 @@ def test_a_code_name_must_be_spelled_as_the_links_spell_it():
         (Block("paragraph", "See the sites framework docs.", links=((8, 23, url("/elsewhere/")),)), ""),
         # a whole inline code name may carry the link, a part of one may not
         (Block("paragraph", "Use sites framework settings.", code=((4, 19),)), "sites framework"),
+
         (Block("paragraph", "Use sites framework settings.", code=((4, 29),)), ""),  # part of a code name
     ],
 )
@@ -236,3 +248,15 @@ def test_a_hidden_link_frees_its_words_but_a_visible_one_blocks_them():
     hidden = Crawl(pages=[source, target], links=[])
     [h] = _anchor(hidden, source.url, [target.url])
     assert h.anchor == "sites framework"
+
+
+@pytest.mark.parametrize(("code", "anchor"), [("default", ""), ("CharField", "CharField")])
+def test_a_common_word_in_code_is_still_a_common_word(code, anchor):
+    text = f"Set the {code} option."
+    block = Block("paragraph", text, code=((8, 8 + len(code)),))
+    source = Page(url=url("/s/"), title="S", text=text, blocks=(block,))
+    target = Page(url=url("/t/"), title=f"{code} | Docs", h1=code, text="x")
+    others = [Page(url=url(f"/o{i}/"), title="O", text=f"Use {code}.") for i in range(3)]
+    crawl = Crawl(pages=[source, target, *others], links=[Link(o.url, target.url, code) for o in others])
+    [s] = _anchor(crawl, source.url, [target.url])
+    assert s.anchor == anchor
