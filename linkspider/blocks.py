@@ -124,15 +124,15 @@ def _classes(el: etree._Element) -> str:
 
 
 def _own_kind(el: etree._Element, inherited: str) -> str:
-    """The element's block kind: code and headings always show; inside a list item, quote, cell …
-    other blocks take the enclosing kind ("<p>" inside "<li>" is list text)."""
+    """The element's block kind: code, headings and terms always show; inside a list item, quote,
+    cell … other blocks take the enclosing kind ("<p>" inside "<li>" is list text)."""
     tag = el.tag
     kind = _TAG_KINDS.get(tag)
     if kind is None and (el.get("role") or "").lower() == "heading":
         kind = "heading"
     if kind is None and tag in ("div", "section") and _CODE_CLASS.search(_classes(el)):
         kind = "code"
-    if kind in ("code", "heading") and inherited != "code":
+    if kind in ("code", "heading", "term") and inherited != "code":
         return kind
     if inherited in _STICKY:
         return inherited

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, page, url
+from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
 from postprocess.anchors import (
     add_anchors,
@@ -259,4 +259,15 @@ def test_a_common_word_in_code_is_still_a_common_word(code, anchor):
     others = [Page(url=url(f"/o{i}/"), title="O", text=f"Use {code}.") for i in range(3)]
     crawl = Crawl(pages=[source, target, *others], links=[Link(o.url, target.url, code) for o in others])
     [s] = _anchor(crawl, source.url, [target.url])
+    assert s.anchor == anchor
+
+
+@pytest.mark.parametrize(("text", "anchor"), [("Turn on debug logging first.", ""),
+                                              ("Set DEBUG to False in production.", "DEBUG")])
+def test_a_constant_the_links_write_in_capitals_is_not_the_plain_word(text, anchor):
+    source = page(url("/s/"), "S", text)
+    target = page(url("/settings/"), "Settings | Docs", "x")
+    others = [page(url(f"/o{i}/"), "O", "Set DEBUG.") for i in range(3)]
+    crawl = build_crawl([source, target, *others], [link(o["url"], target["url"], "DEBUG") for o in others], [])
+    [s] = _anchor(crawl, source["url"], [target["url"]])
     assert s.anchor == anchor

@@ -22,6 +22,7 @@ from crawlkit import (
     write_site,
 )
 
+from linkspider.items import PAGE_SCHEMA
 from postprocess.errors import InputError
 from postprocess.load import alias_map, build_crawl, load_crawl, require_linkable, resolve
 
@@ -152,3 +153,21 @@ def test_full_site_loads_with_types(tmp_path):
     assert len(crawl.links) == len(SITE_LINKS)
     first = crawl.pages[0]
     assert isinstance(first.headings, tuple) and first.status == 200 and first.lang == "en"
+
+
+def test_an_older_crawl_is_named_with_what_to_do(tmp_path):
+    """A crawl written before content blocks and page kinds (schema 1) stops with one line."""
+    import pyarrow as pa
+
+    old_fields = [f for f in PAGE_SCHEMA if f.name not in ("kind", "blocks")]
+    old = pa.schema(old_fields, metadata={b"linkspider_schema_version": b"1"})
+    row = {k: v for k, v in page(url("/a/"), "A", "Some text.").items() if k in old.names}
+    (tmp_path / "pages").mkdir()
+    pq.write_table(pa.Table.from_pylist([row], schema=old), tmp_path / "pages" / "part-old-0001.parquet")
+    with pytest.raises(InputError, match=r"schema version 1; postprocess needs version 2 .*crawl the site again"):
+        load_crawl(tmp_path)
+    newer = pa.schema(PAGE_SCHEMA, metadata={b"linkspider_schema_version": b"9"})
+    pq.write_table(pa.Table.from_pylist([page(url("/a/"), "A", "x")], schema=newer),
+                   tmp_path / "pages" / "part-old-0001.parquet")
+    with pytest.raises(InputError, match="version 9; this postprocess reads version 2"):
+        load_crawl(tmp_path)
