@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--queue", action="append", required=True)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    rows, key = [], []
+    rows = []
     for spec in args.queue:
         site, label, count, crawl, path = spec.split(":", 4)
         queue = list(csv.DictReader(open(path, encoding="utf-8")))

@@ -39,7 +39,8 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | --- |")
     for queue in sorted(judged):
         why = ", ".join(f"{r} {n}" for r, n in reasons[queue].most_common())
-        print(f"| {queue} | {judged[queue]} | {accepted[queue]} | {accepted[queue] / judged[queue]:.0%} | {why} |")
+        share = accepted[queue] / judged[queue]
+        print(f"| {queue} | {judged[queue]} | {accepted[queue]} | {share:.0%} | {why} |")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ the comparable figure hides the same pairs — in-content links between two page
 ``KINDS`` (a crawl written by schema 2) calls content — for the old and the new code:
 
     # new code (this checkout), schema-2 crawl
-    python3 benchmarks/recall_content_pairs.py --crawl NEW_CRAWL --kinds NEW_CRAWL --cache OUT/cache
+    PYTHONPATH=. python3 benchmarks/recall_content_pairs.py --crawl NEW_CRAWL --kinds NEW_CRAWL \
+        --cache OUT/cache
     # old code: run this same file with the old checkout first on the path, on its own crawl
     PYTHONPATH=OLD_CHECKOUT python3 benchmarks/recall_content_pairs.py --crawl OLD_CRAWL --kinds NEW_CRAWL \
         --cache OLD_OUT/cache
@@ -22,13 +23,18 @@ import dataclasses
 import inspect
 import json
 import random
+import sys
 
 import pyarrow.parquet as pq
+
+# This folder holds a benchmarks/postprocess.py: the package must come from PYTHONPATH (old or new checkout).
+sys.path = [p for p in sys.path if not p.endswith("benchmarks")]
 
 
 def content_urls(crawl_dir: str) -> set[str]:
     table = pq.read_table(f"{crawl_dir}/pages", columns=["url", "kind"])
-    return {u for u, k in zip(table["url"].to_pylist(), table["kind"].to_pylist(), strict=True) if k == "content"}
+    kinds = zip(table["url"].to_pylist(), table["kind"].to_pylist(), strict=True)
+    return {u for u, k in kinds if k == "content"}
 
 
 def main() -> None:

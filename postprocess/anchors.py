@@ -23,6 +23,7 @@ source, suggestions are served best first and a phrase or stretch of text is use
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -94,17 +95,28 @@ def url_words(url: str) -> list[str]:
     return words(re.sub(r"[-_/.]+", " ", re.sub(r"\.html?$", "", path)))
 
 
-#: Characters next to a span that make it part of an identifier, a path, a URL or markup.
-IDENTIFIER_NEIGHBOURS = frozenset("/\\@#$%=<>[]{}_~^|`:(")
+#: Characters next to a span that make it part of an identifier, a path, a URL or markup (a "(" after
+#: it makes a call, ``save()``; before it, it is only a parenthesis).
+IDENTIFIER_NEIGHBOURS = frozenset("/\\@#$%=<>[]{}_~^|`:")
+CALL_OPENERS = frozenset("([")
 #: A single word at least this common in English (wordfreq Zipf scale: 3 = once per million words:
 #: "headers" 3.1, "espresso" 3.4, "signal" 4.6) is a dictionary word: never an anchor on its own.
 DICTIONARY_ZIPF = 3.0
+#: A single word in the running text of more than this share of the site's content pages is common on the
+#: site ("middleware" on the Django docs, "whetstone" on a cooking blog): not a name on its own.
+SITE_COMMON_SHARE = 0.05
 #: A part of a name is specific to the target when no other page carries it in its names:
 #: "home oven" in "Baguettes in a Home Oven" and "Creating Steam in a Home Oven" names neither.
 SPECIFIC_PAGES = 1
 #: Preference between kinds of evidence that the words name the target. The target's own headings are
-#: not names of the page (blind judgement on the Django docs: 2 of 9 such rows accepted).
-EVIDENCE_ORDER = {"link": 5, "title": 4, "slug": 3, "part": 2}
+#: not names of the page (blind judgement on the Django docs: 2 of 9 such rows accepted); a code name that
+#: only the target defines (a term or heading of it, ``data_directory``, ``pg_type``) is.
+EVIDENCE_ORDER = {"link": 5, "term": 5, "title": 4, "slug": 3, "part": 2}
+#: Kinds of blocks where a page defines a code name (Sphinx and DocBook definition lists, API headings).
+DEFINING_BLOCKS = frozenset({"term", "heading"})
+#: "see Section 38.16.3": a numbered reference to a page whose title starts with that number.
+NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
+REFERENCE_WORDS = frozenset({"section", "chapter", "appendix", "part"})
 EVIDENCE_KINDS = tuple(EVIDENCE_ORDER)
 
 
@@ -257,7 +269,7 @@ def part_of_identifier(text: str, start: int, end: int) -> bool:
     """True when ``text[start:end]`` touches a path, URL, identifier or markup character."""
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    if before in IDENTIFIER_NEIGHBOURS or after in IDENTIFIER_NEIGHBOURS:
+    if before in IDENTIFIER_NEIGHBOURS or after in IDENTIFIER_NEIGHBOURS or after in CALL_OPENERS:
         return True
     if after in ".-'" and end + 1 < len(text) and text[end + 1].isalnum():
         return True
@@ -303,6 +315,21 @@ def _sub_phrases(key: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
                 yield key[i:j + 1]
 
 
+def defined_names(page: Page) -> set[tuple[str, ...]]:
+    """Code names a page defines: whole inline code names of its terms and headings (at most 3 words),
+    identifier-shaped or in capitals (``data_directory``, ``QuerySet.filter``, ``CREATE INDEX``)."""
+    found: set[tuple[str, ...]] = set()
+    for block in page.blocks:
+        if block.kind not in DEFINING_BLOCKS:
+            continue
+        for start, end in block.code:
+            name = block.text[start:end].strip()
+            key = tuple(words(name))
+            if 1 <= len(key) <= 3 and (identifier_shaped(name.split()[0]) or name.isupper()):
+                found.add(key)
+    return found
+
+
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
     """A name without leading and trailing stopwords ("The French press guide" -> "French press guide")."""
     key, evidence = name
@@ -333,12 +360,25 @@ class AnchorFinder:
         self.link_names = link_names(crawl.links, min_uses=MIN_NAME_USES)
         self.name_uses = anchor_counts(crawl.links)[1]
         self.proper = proper_nouns(p.text for p in crawl.pages)
+        content = [p for p in crawl.pages if p.kind == "content"]
+        self.content_pages = max(1, len(content))
+        self.word_pages: Counter[str] = Counter()
+        for p in content:
+            self.word_pages.update({w for b in p.blocks if b.kind in PROSE_KINDS for w in words(b.text)})
         # The exact spellings in-content links give each target: a code name must be written as the
         # site writes it for that target (`Func` the class, not `func` the argument).
         self.spellings: dict[str, set[str]] = defaultdict(set)
         for link in crawl.links:
             if link.position == "content" and link.anchor_text:
                 self.spellings[link.target_url].add(" ".join(link.anchor_text.split()))
+        definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        for page in crawl.pages:
+            for key in defined_names(page):
+                definers[key].add(page.url)
+        self.terms: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for key, urls in definers.items():
+            if len(urls) == 1:  # defined on one page only: the name is that page's
+                self.terms[next(iter(urls))].append(key)
         self.own_names: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         carriers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
@@ -358,6 +398,7 @@ class AnchorFinder:
         names = [(tuple(words(self.title_of(page))), "title"), (tuple(words(page.h1)), "title"),
                  (tuple(url_words(page.url)), "slug")]
         names += [(key, "link") for key in self.link_names.get(page.url, ())]
+        names += [(key, "term") for key in self.terms.get(page.url, ())]
         return [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
 
     def names(self, target: Page) -> list[Name]:
@@ -383,13 +424,22 @@ class AnchorFinder:
         self._names[target.url] = names
         return names
 
+    @staticmethod
+    def char_span(src: SourceText, i: int, j: int) -> tuple[int, int]:
+        """Character span of words i..j, with a call's "()" when an inline code name ends with it
+        (``reverse()``, ``QuerySet.update()``: the whole code name is the anchor)."""
+        start, end = src.spans[i][0], src.spans[j][1]
+        if src.text.startswith("()", end) and (start, end + 2) in src.code:
+            end += 2
+        return start, end
+
     def qualifies(self, src: SourceText, i: int, j: int, evidence: str = "title") -> bool:
         """Whether words i..j of the source may carry a link: its place and shape, and for one word its
         evidence — an identifier-shaped word always, a whole inline code name unless it is a common
         English word; else the target's whole name (a link text, its title or slug), and not a common
         English word."""
-        start, end = src.spans[i][0], src.spans[j][1]
-        phrase = src.text[start:end]
+        start, end = self.char_span(src, i, j)
+        phrase = src.text[start:src.spans[j][1]]
         if NOT_IN_ANCHORS.search(phrase) or part_of_identifier(src.text, start, end):
             return False
         touching = [(a, b) for a, b in src.code if a < end and start < b]
@@ -399,10 +449,13 @@ class AnchorFinder:
         content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
         if len(content) != 1 or identifier_shaped(src.raw[content[0]]):
             return True
-        if whole_code:  # `CharField` names a thing; `default` or `templates` in code is still a common word
-            return not is_dictionary_word(src.raw[content[0]])
-        return (evidence in ("link", "title", "slug")
-                and not is_dictionary_word(src.raw[content[0]], self.proper))
+        if whole_code:  # `CharField`, `VACUUM`, `reverse()` name a thing; `default` is still a common word
+            raw = src.raw[content[0]]
+            return raw.isupper() or src.text.endswith("()", 0, end) or not is_dictionary_word(raw)
+        k = content[0]
+        return (evidence in ("link", "term", "title", "slug")
+                and not is_dictionary_word(src.raw[k], self.proper)
+                and self.word_pages.get(src.norms[k], 0) <= SITE_COMMON_SHARE * self.content_pages)
 
     def spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
         """Qualifying spans (first word, last word, name) of the source that name the target, surest first."""
@@ -416,13 +469,28 @@ class AnchorFinder:
                         and self._spelled_right(src, i, j, name, target)):
                     yield i, j, name
 
+    def numbered_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
+        """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."."""
+        m = NUMBERED.match(self.title_of(target) or target.title)
+        if not m:
+            return
+        number = m.group(1)
+        name = Name(("section", number), "title", EVIDENCE_ORDER["title"] + 0.2)
+        for word in REFERENCE_WORDS:
+            for i in src.positions.get(word, ()):
+                j = i + 1
+                if (j < len(src.norms) and src.sentence_of[j] == src.sentence_of[i]
+                        and (src.raw[j].rstrip(".") == number or src.raw[j].startswith(number + "."))
+                        and self.qualifies(src, i, j, "title")):
+                    yield i, j, name
+
     def _spelled_right(self, src: SourceText, i: int, j: int, name: Name, target: Page) -> bool:
         """A link name must be written as the site's links write it when they write it as a code name or
         a constant: `Func` the class is not `func` the argument, the `DEBUG` setting is not "debug
         logging". A name the links write as plain words matches in any case, in prose."""
         if name.evidence != "link":
             return True
-        start, end = src.spans[i][0], src.spans[j][1]
+        start, end = self.char_span(src, i, j)
         phrase = src.text[start:end]
         in_code = any(a < end and start < b for a, b in src.code)
         spellings = [s for s in self.spellings.get(target.url, ()) if tuple(words(s)) == name.words]
@@ -442,8 +510,8 @@ class AnchorFinder:
                 self._choose_title(src, s, target)
 
     def _choose_text(self, src: SourceText, s: Suggestion, target: Page) -> bool:
-        for i, j, name in self.spans(src, target):
-            span = (src.spans[i][0], src.spans[j][1])
+        for i, j, name in itertools.chain(self.spans(src, target), self.numbered_spans(src, target)):
+            span = self.char_span(src, i, j)
             phrase = src.text[span[0]:span[1]]
             if (phrase.lower() in src.used_phrases or _overlaps(span, src.blocked)
                     or _overlaps(span, src.used)):
@@ -459,7 +527,8 @@ class AnchorFinder:
             s.parts["anchor_commonness"] = round(min(zipf(src.raw[k]) for k in content) / 8.0, 6)
             s.parts["anchor_in_code"] = float(any(a < span[1] and span[0] < b for a, b in src.code))
             s.parts["list_item"] = float(src.block_kind[i] == "list_item")
-            s.parts["name_uses"] = float(self.name_uses.get(target.url, Counter()).get(tuple(src.norms[i:j + 1]), 0))
+            uses = self.name_uses.get(target.url, Counter())
+            s.parts["name_uses"] = float(uses.get(tuple(src.norms[i:j + 1]), 0))
             return True
         return False
 
@@ -475,7 +544,9 @@ class AnchorFinder:
         s.anchor, s.anchor_type, s.context = phrase, "title", ""
 
 
-def anchor_counts(links: Iterable[Link]) -> tuple[Counter[tuple[str, ...]], dict[str, Counter[tuple[str, ...]]]]:
+def anchor_counts(
+    links: Iterable[Link],
+) -> tuple[Counter[tuple[str, ...]], dict[str, Counter[tuple[str, ...]]]]:
     """How often each in-content anchor text (normalised words) is used, in all and per target URL."""
     uses: Counter[tuple[str, ...]] = Counter()
     per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)

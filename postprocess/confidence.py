@@ -33,7 +33,7 @@ from postprocess.options import Options
 #: Score parts and anchor features the model reads (missing ones count 0).
 FEATURES = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "passage", "anchor_words",
             "anchor_commonness", "anchor_in_code", "evidence_link", "evidence_title", "evidence_slug",
-            "evidence_part", "list_item", "name_uses")
+            "evidence_part", "evidence_term", "list_item", "name_uses")
 FOLDS = 3
 #: Fewer links in running text between content pages than this: the prior model is used.
 MIN_LINKS = 100
@@ -48,7 +48,7 @@ def features(s: Suggestion) -> list[float]:
     """The model's inputs for one anchored row."""
     values = dict(s.parts)
     values["anchor_words"] = min(values.get("anchor_words", 0.0), 4.0)
-    for kind in ("link", "title", "slug", "part"):
+    for kind in ("link", "term", "title", "slug", "part"):
         values[f"evidence_{kind}"] = float(s.evidence == kind)
     values["list_item"] = float(s.parts.get("list_item", 0.0))
     values["name_uses"] = math.log1p(values.get("name_uses", 0.0))

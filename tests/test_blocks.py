@@ -40,7 +40,8 @@ def test_sphinx_reference_page_blocks():
     assert first_link == ("SITE_ID", "https://docs.test/ref/settings.html")
     term = next(b for b in p.blocks if b.text == "domain")
     assert term.kind == "term"  # an attribute name in a definition list, inside another definition
-    assert any(b.kind == "definition" and b.text.startswith("The fully qualified domain name") for b in p.blocks)
+    assert any(b.kind == "definition" and b.text.startswith("The fully qualified domain name")
+               for b in p.blocks)
     assert p.kind == "content"
 
 
@@ -62,7 +63,8 @@ def test_news_article_blocks():
     p = page("news-article.html", "https://news.test/2026/05/cycle-lanes/")
     by_text = {b.text: b for b in p.blocks}
     assert by_text["The first protected lane opened on Mill Street in March."].kind == "caption"
-    assert by_text["We expect the first lanes to open before the schools return in September."].kind == "quote"
+    quote = "We expect the first lanes to open before the schools return in September."
+    assert by_text[quote].kind == "quote"
     assert by_text["What changes for drivers"].kind == "heading"
     assert by_text["Two junctions get new traffic lights."].kind == "list_item"
     assert by_text["Mill Street"].kind == "table_cell"

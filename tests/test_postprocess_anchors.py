@@ -180,9 +180,13 @@ def test_a_word_the_site_capitalises_inside_sentences_is_a_name():
     target = page(url("/t/"), "Django | Docs", "x")
     others = [page(url(f"/o{i}/"), f"O{i}", f"Most of this runs on Django and works well {i}.")
               for i in range(3)]
-    crawl = build_crawl([source, target, *others], [], [])
+    filler = [page(url(f"/f{i}/"), f"F{i}", f"Nothing about frameworks here {i}.") for i in range(80)]
+    crawl = build_crawl([source, target, *others, *filler], [], [])
     [s] = _anchor(crawl, source["url"], [target["url"]])
     assert s.anchor == "Django"
+    common = build_crawl([source, target, *others], [], [])  # on most of the site's pages: a common word
+    [c] = _anchor(common, source["url"], [target["url"]])
+    assert c.anchor == ""
     alone = build_crawl([source, target], [], [])  # once is not a habit: "django" is an English word then
     [t] = _anchor(alone, source["url"], [target["url"]])
     assert t.anchor == ""
@@ -268,6 +272,55 @@ def test_a_constant_the_links_write_in_capitals_is_not_the_plain_word(text, anch
     source = page(url("/s/"), "S", text)
     target = page(url("/settings/"), "Settings | Docs", "x")
     others = [page(url(f"/o{i}/"), "O", "Set DEBUG.") for i in range(3)]
-    crawl = build_crawl([source, target, *others], [link(o["url"], target["url"], "DEBUG") for o in others], [])
+    links = [link(o["url"], target["url"], "DEBUG") for o in others]
+    crawl = build_crawl([source, target, *others], links, [])
     [s] = _anchor(crawl, source["url"], [target["url"]])
     assert s.anchor == anchor
+
+
+def test_a_code_name_only_the_target_defines_names_it():
+    text = "The shared lock table holds (max_connections + 10) entries."
+    at = text.index("max_connections")
+    source = Page(url=url("/locks/"), title="Locks", text=text,
+                  blocks=(Block("paragraph", text, code=((at, at + 15),)),))
+    term = Block("term", "max_connections (integer)", code=((0, 15), (17, 24)))
+    target = Page(url=url("/config/"), title="20.3. Connections and Authentication", text="x",
+                  blocks=(term, Block("definition", "Sets the maximum number of connections.")))
+    other = Page(url=url("/other/"), title="Other", text="y",
+                 blocks=(Block("term", "integer", code=((0, 7),)),))
+    crawl = Crawl(pages=[source, target, other], links=[])
+    [s] = _anchor(crawl, source.url, [target.url])
+    assert (s.anchor, s.evidence) == ("max_connections", "term")
+    both = Page(url=url("/also/"), title="Also", text="z", blocks=(term,))  # defined twice: nobody's name
+    [t] = _anchor(Crawl(pages=[source, target, both], links=[]), source.url, [target.url])
+    assert t.anchor == ""
+
+
+@pytest.mark.parametrize(("text", "anchor"), [
+    ("Privileges are described in Section 5.7.3 below.", "Section 5.7.3"),
+    ("See Chapter 5 for the rest.", "Chapter 5"),
+    ("See Section 5.71 instead.", ""),
+])
+def test_a_numbered_reference_names_the_numbered_page(text, anchor):
+    source = page(url("/s/"), "S", text)
+    target = page(url("/ddl-priv/"), "5.7. Privileges | PostgreSQL", "x")
+    chapter = page(url("/ddl/"), "Chapter 5. Data Definition | PostgreSQL", "x")
+    crawl = build_crawl([source, target, chapter], [], [])
+    wanted = chapter["url"] if "Chapter" in text else target["url"]
+    [s] = _anchor(crawl, source["url"], [wanted])
+    assert s.anchor == anchor
+
+
+def test_a_call_in_code_is_linked_whole_with_its_parentheses():
+    text = "Use reverse() in views and reverse ( x ) nowhere."
+    source = Page(url=url("/s/"), title="S", text=text, blocks=(Block("paragraph", text, code=((4, 13),)),))
+    target = Page(url=url("/urls/"), title="django.urls utility functions", text="x")
+    others = [Page(url=url(f"/o{i}/"), title="O", text="reverse()") for i in range(3)]
+    links = [Link(o.url, target.url, "reverse()") for o in others]
+    crawl = Crawl(pages=[source, target, *others], links=links)
+    [s] = _anchor(crawl, source.url, [target.url])
+    assert s.anchor == "reverse()"
+    plain = Page(url=url("/s/"), title="S", text="Call save(now) later.",
+                 blocks=(Block("paragraph", "Call save(now) later."),))
+    [t] = _anchor(Crawl(pages=[plain, target], links=[]), plain.url, [target.url])
+    assert t.anchor == ""

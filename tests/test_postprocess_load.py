@@ -164,7 +164,8 @@ def test_an_older_crawl_is_named_with_what_to_do(tmp_path):
     row = {k: v for k, v in page(url("/a/"), "A", "Some text.").items() if k in old.names}
     (tmp_path / "pages").mkdir()
     pq.write_table(pa.Table.from_pylist([row], schema=old), tmp_path / "pages" / "part-old-0001.parquet")
-    with pytest.raises(InputError, match=r"schema version 1; postprocess needs version 2 .*crawl the site again"):
+    expected = r"schema version 1; postprocess needs version 2 .*crawl the site again"
+    with pytest.raises(InputError, match=expected):
         load_crawl(tmp_path)
     newer = pa.schema(PAGE_SCHEMA, metadata={b"linkspider_schema_version": b"9"})
     pq.write_table(pa.Table.from_pylist([page(url("/a/"), "A", "x")], schema=newer),
