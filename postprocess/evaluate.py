@@ -327,11 +327,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def eligible_urls(crawl: Any, embedded: Sequence[str], options: Any = None) -> tuple[set[str], set[str]]:
-    """(sources, targets): pages with a vector, and those of them that may receive suggestions."""
+    """(sources, targets): content pages with a vector (the only pages that give suggestions), and the
+    pages with a vector that may receive them. Links from listings, indexes and code listings are not
+    hidden: the pipeline never suggests from those pages, by design."""
     from postprocess.candidates import target_exclusion
 
-    sources = set(embedded)
-    targets = {p.url for p in crawl.pages if p.url in sources and target_exclusion(p, options) is None}
+    embedded = set(embedded)
+    sources = {p.url for p in crawl.pages if p.url in embedded and p.kind == "content"}
+    targets = {p.url for p in crawl.pages if p.url in embedded and target_exclusion(p, options) is None}
     return sources, targets
 
 
@@ -382,7 +385,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
     if not hidden:
         raise _input_error("the crawl has no in-content links between its pages to hide: nothing to evaluate")
     visible_crawl = replace(crawl, links=list(visible))
-    pages = [p for p in crawl.pages if p.url in sources]
+    pages = [p for p in crawl.pages if p.url in sources or p.url in targets]
     results: list[MethodResult] = []
     curve: list[dict[str, float]] = []
     confidence: dict[str, Any] = {}
@@ -405,8 +408,6 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         results.append(result)
         if method == "default":
             curve = threshold_curve(rankings, hidden, CURVE_CUTS)
-    content_sources = {p.url for p in crawl.pages if p.kind == "content"}
-    from_content = {pair: anchors for pair, anchors in hidden.items() if pair[0] in content_sources}
     return {
         "crawl": getattr(crawl, "directory", ""),
         "pages": len(crawl.pages),
@@ -422,7 +423,6 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         "methods": [result_dict(r) for r in results],
         "default_confidence_curve": curve,
         "confidence": confidence,
-        "hidden_from_content_pages": len(from_content),
         "table": format_table(results, ks),
     }
 

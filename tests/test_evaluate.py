@@ -243,11 +243,12 @@ def test_evaluate_command_prints_the_table_and_writes_evaluation_json(tmp_path) 
     )
     assert done.returncode == 0, done.stderr
     assert "6 of 12 in-content linked pairs hidden" in done.stdout
-    for method in ("default", "plain", "tfidf"):
+    for method in ("default", "queue", "plain", "tfidf"):
         assert method in done.stdout
     payload = json.loads((out / "evaluation.json").read_text())
     assert payload["hidden_pairs"] == 6 and payload["k"] == [1, 3]
-    assert [m["method"] for m in payload["methods"]] == ["default", "plain", "tfidf"]
+    assert [m["method"] for m in payload["methods"]] == ["default", "queue", "plain", "tfidf"]
+    assert payload["confidence"]["model"] in ("site", "prior")
     for m in payload["methods"]:
         assert 0 <= m["recall"]["1"] <= m["recall"]["3"] <= 1
     assert not list(out.glob("*.tmp*"))
