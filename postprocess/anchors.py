@@ -7,13 +7,16 @@ identifier, a path or a URL; a span touching inline code must be that whole code
 name (``django.contrib.sites``), not a piece of it.
 
 What may be an anchor: a phrase the site itself uses for the target — an anchor text
-other pages link it with (``link``), its clean title or h1 (``title``), its URL slug
-(``slug``) — or a part of its title or slug that no more
-than ``SPECIFIC_PAGES`` pages carry in their names (``part``). A single common
-dictionary word (a verb, a common noun or adjective: "signal", "press", "care") is
-never enough on its own; a single word passes only when it is a name (rare in
-English, or shaped like an identifier, a version or an acronym) or a whole inline
-code span. The surest evidence wins (link > title > slug > part, longer
+at least ``MIN_NAME_USES`` in-content links give it (``link``, spelled as they spell it
+when that is a code name or a constant), a code name only the target defines in a term
+or heading (``term``), its clean title or h1 (``title``), its URL slug (``slug``), a part
+of its title or slug that no other page carries (``part``), or a numbered reference
+("Section 38.16.3") to a page whose title starts with that number. A single common
+dictionary word (a verb, a common noun or adjective: "signal", "press", "care") is never
+enough on its own; a single word passes only when it is a name — rare in English and on
+the site, shaped like an identifier, a version or an acronym, a proper noun of the site —
+or a whole inline code name that is not a common word (``CharField``, ``reverse()``,
+``VACUUM``). The surest evidence wins (link, term > title > slug > part, longer
 first); the chosen span is copied from the source as it stands and its sentence is
 the context. A suggestion with no qualifying span gets no anchor and leaves the
 queue (``--title-anchors`` keeps it with the target's title to write in). Per

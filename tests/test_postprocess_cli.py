@@ -114,8 +114,8 @@ def check_queue(rows: list[dict[str, str]], pages: dict[str, str], linked: set[t
             assert row["anchor"] in pages[row["source_url"]]
             assert 1 <= len(row["anchor"].split()) <= 6
     assert all(n <= per_source for n in sources.values())
-    scores = [float(r["score"]) for r in rows]
-    assert scores == sorted(scores, reverse=True)
+    order = [(float(r["confidence"]), float(r["score"])) for r in rows]
+    assert order == sorted(order, reverse=True)  # most confident first, then by score
     for source in sources:
         anchors = [r["anchor"].lower() for r in rows if r["source_url"] == source]
         assert len(anchors) == len(set(anchors))
