@@ -198,27 +198,6 @@ class SourceText:
     used_phrases: set[str] = field(default_factory=set)
 
 
-def blocked_spans(text: str, anchor_texts: Iterable[str], raw: Sequence[str] | None = None,
-                  spans: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
-    """Every occurrence (same words, same case) in ``text`` of an existing link's anchor text."""
-    if raw is None or spans is None:
-        found = list(WORD.finditer(text))
-        raw, spans = [m.group() for m in found], [m.span() for m in found]
-    starts: dict[str, list[int]] = defaultdict(list)
-    for i, word in enumerate(raw):
-        starts[word].append(i)
-    blocked: set[tuple[int, int]] = set()
-    for anchor in {a for a in anchor_texts if a}:
-        needle = WORD.findall(anchor)
-        if not needle:
-            continue
-        n = len(needle)
-        for i in starts.get(needle[0], ()):
-            if list(raw[i:i + n]) == needle:
-                blocked.add((spans[i][0], spans[i + n - 1][1]))
-    return sorted(blocked)
-
-
 def source_text(page: Page, linked: set[str] | None = None,
                 aliases: dict[str, str] | None = None) -> SourceText:
     """Index a source page's prose blocks for anchor search.

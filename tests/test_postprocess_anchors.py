@@ -7,7 +7,6 @@ from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMA
 
 from postprocess.anchors import (
     add_anchors,
-    blocked_spans,
     clean_title,
     context_of,
     normalise,
@@ -48,12 +47,6 @@ def test_site_title_parts_and_clean_title():
 )
 def test_short_title(title, short):
     assert short_title(title) == short
-
-
-def test_blocked_spans_find_every_whole_word_occurrence():
-    text = "A burr grinder here, burr  grinder there, and burr grinders elsewhere."
-    spans = blocked_spans(text, ["burr grinder", " "])
-    assert [text[a:b] for a, b in spans] == ["burr grinder", "burr  grinder"]
 
 
 def prose(text: str, **kw: object) -> Page:
