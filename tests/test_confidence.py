@@ -92,3 +92,13 @@ def test_the_blog_learns_its_own_calibrated_model(tmp_path):
     listings = ("/tag/", "/category/", "/author/", "/page/")
     assert not any(part in r["source_url"] or part in r["target_url"] for r in rows for part in listings)
     assert all(float(r["confidence"]) >= 0.5 for r in rows)
+
+
+def test_a_site_with_few_links_of_its_own_uses_the_prior():
+    from crawlkit import SITE, SITE_LINKS
+
+    from postprocess.confidence import learn
+    from postprocess.load import build_crawl
+
+    model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl: [])
+    assert model.source == "prior" and "links in running text" in model.report["why_prior"]

@@ -77,3 +77,11 @@ def test_date_decay_lowers_old_sources():
             assert s.parts["date_factor"] < 0.1 and s.score < plain[(s.source_url, s.target_url)].score
         else:
             assert s.parts["date_factor"] == 1.0
+
+
+def test_rows_whose_paragraph_is_not_about_the_target_leave(site):
+    crawl, emb = site
+    kept = suggest(crawl, LOW, embeddings=emb)
+    strict = suggest(crawl, dataclasses.replace(LOW, min_passage=0.99), embeddings=emb)
+    assert kept.rows and all(s.parts["passage"] >= LOW.min_passage for s in kept.rows)
+    assert strict.rows == [] and strict.rejected["passage_off_topic"] >= len(kept.rows)
