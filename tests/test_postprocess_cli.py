@@ -40,8 +40,17 @@ def _drop_text_column(d: Path) -> None:
     pq.write_table(pq.read_table(part).drop_columns(["text"]), part)
 
 
+def _schema_1_crawl(d: Path) -> None:
+    """A crawl written before content blocks and page kinds (schema version 1)."""
+    write_site(d)
+    part = d / "pages" / "part-job1-0001.parquet"
+    table = pq.read_table(part).drop_columns(["kind", "blocks"])
+    pq.write_table(table.replace_schema_metadata({b"linkspider_schema_version": b"1"}), part)
+
+
 BAD_CRAWLS = [
     ("no directory", lambda d: None, "crawl directory not found"),
+    ("older crawl", _schema_1_crawl, "crawl schema version 1; postprocess needs version 2"),
     ("empty crawl", lambda d: (d / "pages").mkdir(parents=True), "no pages"),
     ("no rows", lambda d: write_crawl(d, []), "no pages"),
     ("missing column", _drop_text_column, "no column 'text'"),
