@@ -317,3 +317,26 @@ def test_a_call_in_code_is_linked_whole_with_its_parentheses():
                  blocks=(Block("paragraph", "Call save(now) later."),))
     [t] = _anchor(Crawl(pages=[plain, target], links=[]), plain.url, [target.url])
     assert t.anchor == ""
+
+
+@pytest.mark.parametrize(
+    ("sentence", "title", "slug"),
+    [  # the word senses issue 8 found in the queue
+        ("Django protects you against cross site scripting.", "The sites framework | Docs",
+         "/ref/contrib/sites/"),
+        ("Always use the latest patch release of your version.", "Submitting patches | Docs",
+         "/internals/contributing/writing-code/submitting-patches/"),
+        ("Press enquiries go to our office in Leeds.", "The French press guide | Shop",
+         "/guides/french-press/"),
+        ("Iced coffee: brew strong, then pour over ice.", "Pour-over basics | Shop", "/guides/pour-over/"),
+        ("A tool that does not track you.", "What the tool does | Shop", "/guides/does/"),
+        ("Fixed data loss bugs in the cache.", "Django 1.4.19 release notes | Docs", "/releases/1.4.19/"),
+    ],
+)
+def test_the_word_senses_that_went_wrong_are_no_anchors(sentence, title, slug):
+    source = page(url("/s/"), "S", sentence)
+    target = page(url(slug), title, "x")
+    others = [page(url(f"/releases/1.4.{i}/"), f"Django 1.4.{i} release notes | Docs", "y") for i in range(3)]
+    crawl = build_crawl([source, target, *others], [], [])
+    [s] = _anchor(crawl, source["url"], [target["url"]])
+    assert s.anchor == ""
