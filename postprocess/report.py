@@ -246,9 +246,21 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict) -> str:
     orphans = orphan_pages(crawl)
     top = sorted(inbound.items(), key=lambda kv: (-kv[1], kv[0]))[:25]
     known = {p.url for p in crawl.pages}
-    facts = "".join(f"<dt>{_e(k.replace('_', ' '))}</dt><dd>{_e(figures[k])}</dd>" for k in
-                    ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_in_text",
-                     "anchors_from_title", "orphan_pages", "near_duplicate_pairs", "page_kinds"))
+    def shown_value(value: object) -> str:
+        if isinstance(value, dict):  # page kinds: "content 503, code 150, …"
+            return ", ".join(f"{k} {v}" for k, v in value.items())
+        return str(value)
+
+    facts = "".join(f"<dt>{_e(k.replace('_', ' '))}</dt><dd>{_e(shown_value(figures.get(k, '')))}</dd>"
+                    for k in ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_in_text",
+                              "anchors_from_title", "orphan_pages", "near_duplicate_pairs", "page_kinds"))
+    conf = figures.get("confidence") or {}
+    if conf:
+        at = conf.get("at_cut")
+        said = (f"learned from {conf.get('links')} of the site's links (held-out AUC {conf.get('auc')}); "
+                f"at ≥ {at['cut']:g}, {at['precision']:.0%} of held-out rows are links its editors made"
+                if at else f"prior model: {conf.get('why_prior', '')}")
+        facts += f"<dt>confidence</dt><dd>{_e(said)}</dd>"
     shown = ""
     if len(rows) > HTML_ROWS:
         shown = f' <span class="small">(first {HTML_ROWS}; all in suggestions.csv)</span>'

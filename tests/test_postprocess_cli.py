@@ -154,6 +154,8 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     assert summary["embedding"]["embedded_pages"] == len(SITE)
     html = (out / "report.html").read_text()
     assert "<script" not in html and "Orphan pages" in html
+    assert f"<dt>page kinds</dt><dd>content {len(SITE)}</dd>" in html and "<dt>confidence</dt>" in html
+    assert summary["page_kinds"] == {"content": len(SITE)} and summary["confidence"]["model"] == "prior"
     # The queue reads as the editor acts: in the source, link to the target, with the anchor.
     header = "<th>source</th><th>target</th><th>anchor</th><th>context</th><th>confidence</th><th>score</th>"
     assert header in html
