@@ -149,11 +149,11 @@ def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:
     return int.from_bytes(digest[:4], "big") % folds
 
 
-def labelled_rows(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestion]],
+def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Callable[[Crawl], list[Suggestion]],
                   folds: int = FOLDS, seed: int = 0) -> tuple[list[Suggestion], list[int], list[int]]:
-    """Rows, labels (1 = an editors' link) and fold numbers from ``folds`` rounds of hidden links."""
-    pairs = training_pairs(crawl, options)
-    order = pairs[:]
+    """Rows, labels (1 = an editors' link) and fold numbers from ``folds`` rounds of hiding ``pairs``
+    (``training_pairs``)."""
+    order = list(pairs)
     random.Random(seed).shuffle(order)
     fold_of = {pair: i % folds for i, pair in enumerate(order)}
     rows: list[Suggestion] = []
@@ -195,7 +195,7 @@ def learn(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestio
         model.report = {"why_prior": f"{len(pairs)} links in running text between content pages "
                                      f"(< {MIN_LINKS})"}
         return model
-    rows, labels, fold_ids = labelled_rows(crawl, options, pool, folds, seed)
+    rows, labels, fold_ids = labelled_rows(crawl, pairs, pool, folds, seed)
     y = np.array(labels)
     if y.sum() < MIN_POSITIVES or y.sum() == len(y):
         model = prior()
