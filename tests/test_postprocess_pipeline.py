@@ -104,7 +104,8 @@ def test_words_the_site_links_to_two_pages_go_to_the_one_the_paragraph_is_about(
     mixin = page(url("/ref/mixins/"), "Single object mixins | Docs", mixin_text)
     at = source_text.index("get_object()")
     block = {"kind": "paragraph", "text": source_text, "code": [{"start": at, "end": at + 12}], "links": []}
-    source = page(url("/howto/category-feeds/"), "Feeds per category | Docs", source_text, blocks=[block])
+    source = page(url("/howto/category-feeds/"), "Feeds per category | Docs", source_text,
+                  blocks=[block])
     others = [page(url(f"/o{i}/"), f"O{i}", "Call get_object() here.") for i in range(6)]  # 3 links each
     links = [link(o["url"], feed["url"] if i % 2 else mixin["url"], "get_object()")
              for i, o in enumerate(others)]
