@@ -96,8 +96,8 @@ def test_words_the_site_links_to_two_pages_go_to_the_one_the_paragraph_is_about(
 
     feed_text = ("Syndication feeds publish RSS and Atom items. A Feed class returns the feed's items, title "
                  "and link; override get_object() to pick the object the feed is about, such as a category.")
-    mixin_text = ("Class-based detail views use SingleObjectMixin. Its get_object() looks the model instance up "
-                  "by primary key or slug from the URL and raises Http404 when the queryset has no match.")
+    mixin_text = ("Class-based detail views use SingleObjectMixin. Its get_object() looks the model "
+                  "instance up by primary key or slug from the URL and raises Http404 when nothing matches.")
     source_text = ("Our news site publishes one RSS feed per category. The feed class overrides get_object() "
                    "to return the category named in the URL, and its items() then lists the newest stories.")
     feed = page(url("/ref/syndication/"), "The syndication feed framework | Docs", feed_text)
