@@ -341,13 +341,6 @@ class AnchorFinder:
             self.linked[link.source_url].add(link.target_url)
         self.link_names = link_names(crawl.links, min_uses=MIN_NAME_USES)
         self.name_uses = anchor_counts(crawl.links)[1]
-        # The pages the site links the same words to ("get_object()": a mixin and a feed class).
-        self.name_targets: dict[tuple[str, ...], list[str]] = defaultdict(list)
-        for target_url, counts in self.name_uses.items():
-            page = self.pages.get(target_url)
-            if page is not None and page.kind == "content":
-                for key in counts:
-                    self.name_targets[key].append(target_url)
         self.proper = proper_nouns(p.text for p in crawl.pages)
         content = [p for p in crawl.pages if p.kind == "content"]
         self.content_pages = max(1, len(content))
@@ -518,7 +511,6 @@ class AnchorFinder:
             s.parts["list_item"] = float(src.block_kind[i] == "list_item")
             uses = self.name_uses.get(target.url, Counter())
             s.parts["name_uses"] = float(uses.get(tuple(src.norms[i:j + 1]), 0))
-            s.name = tuple(src.norms[i:j + 1])
             return True
         return False
 

@@ -34,7 +34,6 @@ class Suggestion:
     context: str = ""  # the sentence the anchor stands in
     evidence: str = ""  # why the anchor names the target: link, title, slug, part, heading
     passage: str = ""  # the paragraph (block) the anchor stands in
-    name: tuple[str, ...] = ()  # the anchor's normalised words (not written out)
     confidence: float = 0.0  # probability that the site's editors would make this link
 
 

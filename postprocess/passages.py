@@ -90,22 +90,3 @@ def add_passage_scores(rows: Sequence[Suggestion], embeddings: Embeddings, passa
     row = embeddings.row()
     for s, v in zip(anchored, vecs, strict=True):
         s.parts["passage"] = round(float(v @ embeddings.vectors[row[s.target_url]]), 6)
-
-
-def other_sense(rows: Sequence[Suggestion], name_targets: dict[tuple[str, ...], list[str]],
-                embeddings: Embeddings, passages: PassageVectors) -> list[bool]:
-    """For each row: True when the site links the anchor's words to other pages too and the anchor's
-    paragraph is closer to one of them than to this row's target — the words mean the other page here
-    (``get_object()`` of a feed class, not of the mixin the row links to)."""
-    row = embeddings.row()
-    flags = [False] * len(rows)
-    ambiguous = [(k, s) for k, s in enumerate(rows)
-                 if s.passage and s.target_url in row and len(name_targets.get(s.name, ())) > 1]
-    if not ambiguous:
-        return flags
-    vecs = passages.encode([s.passage for _, s in ambiguous])
-    for (k, s), v in zip(ambiguous, vecs, strict=True):
-        others = [u for u in name_targets[s.name] if u != s.target_url and u in row]
-        own = float(v @ embeddings.vectors[row[s.target_url]])
-        flags[k] = any(float(v @ embeddings.vectors[row[u]]) > own for u in others)
-    return flags

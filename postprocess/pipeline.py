@@ -3,8 +3,7 @@
 candidates (index neighbours and lexical evidence, filters, a pool of
 ``POOL_FACTOR`` × the caps) → anchors (a phrase in the source's running text
 that names the target; rows without one leave) → passage check (the anchor's
-paragraph against the target, and against the other pages the site links the
-same words to) → confidence (learned from the site's own links)
+paragraph against the target) → confidence (learned from the site's own links)
 → the cut at ``--min-confidence`` → the per-source and per-target caps, most
 confident first.
 """
@@ -24,12 +23,10 @@ from postprocess.embed import Embedder, Embeddings, embed_pages, load_model
 from postprocess.index import PageIndex, build_index
 from postprocess.load import Crawl, require_linkable
 from postprocess.options import Options
-from postprocess.passages import PassageVectors, add_passage_scores, other_sense
+from postprocess.passages import PassageVectors, add_passage_scores
 
 #: The pool anchors and confidence choose from: this many times the per-source and per-target caps.
 POOL_FACTOR = 3
-#: Rounds of handing a source's phrases out again after rows whose words mean another page leave.
-MAX_SENSE_ROUNDS = 3
 
 
 @dataclass
@@ -66,30 +63,13 @@ def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, pa
                 finder: AnchorFinder | None = None) -> list[Suggestion]:
     """Rows with a phrase of the source's running text that names the target, about the target."""
     rejected = rejected if rejected is not None else Counter()
-    finder = finder or AnchorFinder(crawl, options.title_anchors)
-    kept: list[Suggestion] = []
-    todo = list(rows)
-    for last in [False] * (MAX_SENSE_ROUNDS - 1) + [True]:
-        for s in todo:  # a source's phrases are handed out afresh when one of its rows left
-            s.anchor = s.anchor_type = s.context = s.evidence = s.passage = ""
-            s.name = ()
-        add_anchors(crawl, todo, finder)
-        anchored = [s for s in todo if s.anchor]
-        add_passage_scores(anchored, embeddings, passages)
-        on_topic = [s for s in anchored
-                    if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]
-        elsewhere = other_sense(on_topic, finder.name_targets, embeddings, passages)
-        left = {(s.source_url, s.target_url) for s, other in zip(on_topic, elsewhere, strict=True) if other}
-        rejected["other_sense"] += len(left)
-        again = set() if last else {source for source, _ in left}
-        final = [s for s in todo if s.source_url not in again]
-        on_ids = {id(s) for s in on_topic}
-        rejected["no_anchor"] += sum(1 for s in final if not s.anchor)
-        rejected["passage_off_topic"] += sum(1 for s in final if s.anchor and id(s) not in on_ids)
-        kept += [s for s in final if id(s) in on_ids and (s.source_url, s.target_url) not in left]
-        todo = [s for s in todo if s.source_url in again and (s.source_url, s.target_url) not in left]
-        if not todo:
-            break
+    add_anchors(crawl, rows, finder or AnchorFinder(crawl, options.title_anchors))
+    anchored = [s for s in rows if s.anchor]
+    rejected["no_anchor"] += len(rows) - len(anchored)
+    add_passage_scores(anchored, embeddings, passages)
+    kept = [s for s in anchored
+            if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]
+    rejected["passage_off_topic"] += len(anchored) - len(kept)
     return kept
 
 

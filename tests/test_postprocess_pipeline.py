@@ -5,9 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from crawlkit import ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, bundled_model, link, page, url
+from crawlkit import ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, bundled_model, page, url
 
-from postprocess.candidates import Suggestion
 from postprocess.embed import embed_pages
 from postprocess.load import build_crawl
 from postprocess.options import Options
@@ -86,33 +85,3 @@ def test_rows_whose_paragraph_is_not_about_the_target_leave(site):
     strict = suggest(crawl, dataclasses.replace(LOW, min_passage=0.99), embeddings=emb)
     assert kept.rows and all(s.parts["passage"] >= LOW.min_passage for s in kept.rows)
     assert strict.rows == [] and strict.rejected["passage_off_topic"] >= len(kept.rows)
-
-
-def test_words_the_site_links_to_two_pages_go_to_the_one_the_paragraph_is_about():
-    from collections import Counter
-
-    from postprocess.passages import PassageVectors
-    from postprocess.pipeline import anchor_pool
-
-    feed_text = ("Syndication feeds publish RSS and Atom items. A Feed class returns the feed's items, title "
-                 "and link; override get_object() to pick the object the feed is about, such as a category.")
-    mixin_text = ("Class-based detail views use SingleObjectMixin. Its get_object() looks the model "
-                  "instance up by primary key or slug from the URL and raises Http404 when nothing matches.")
-    source_text = ("Our news site publishes one RSS feed per category. The feed class overrides get_object() "
-                   "to return the category named in the URL, and its items() then lists the newest stories.")
-    feed = page(url("/ref/syndication/"), "The syndication feed framework | Docs", feed_text)
-    mixin = page(url("/ref/mixins/"), "Single object mixins | Docs", mixin_text)
-    at = source_text.index("get_object()")
-    block = {"kind": "paragraph", "text": source_text, "code": [{"start": at, "end": at + 12}], "links": []}
-    source = page(url("/howto/category-feeds/"), "Feeds per category | Docs", source_text,
-                  blocks=[block])
-    others = [page(url(f"/o{i}/"), f"O{i}", "Call get_object() here.") for i in range(6)]  # 3 links each
-    links = [link(o["url"], feed["url"] if i % 2 else mixin["url"], "get_object()")
-             for i, o in enumerate(others)]
-    crawl = build_crawl([feed, mixin, source, *others], links, [])
-    emb = embed_pages(crawl, bundled_model(), LOW)
-    rows = [Suggestion(source["url"], mixin["url"], 1.0), Suggestion(source["url"], feed["url"], 0.9)]
-    rejected: Counter[str] = Counter()
-    kept = anchor_pool(crawl, rows, emb, PassageVectors(bundled_model()), LOW, rejected)
-    assert [(s.target_url, s.anchor) for s in kept] == [(feed["url"], "get_object()")]
-    assert rejected["other_sense"] == 1, rejected
