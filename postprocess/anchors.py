@@ -26,6 +26,7 @@ source, suggestions are served best first and a phrase or stretch of text is use
 from __future__ import annotations
 
 import bisect
+import copy
 import itertools
 import re
 from collections import Counter, defaultdict
@@ -336,23 +337,12 @@ class AnchorFinder:
         self.aliases = crawl.aliases
         self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
-        self.linked: dict[str, set[str]] = defaultdict(set)
-        for link in crawl.links:
-            self.linked[link.source_url].add(link.target_url)
-        self.link_names = link_names(crawl.links, min_uses=MIN_NAME_USES)
-        self.name_uses = anchor_counts(crawl.links)[1]
         self.proper = proper_nouns(p.text for p in crawl.pages)
         content = [p for p in crawl.pages if p.kind == "content"]
         self.content_pages = max(1, len(content))
         self.word_pages: Counter[str] = Counter()
         for p in content:
             self.word_pages.update({w for b in p.blocks if b.kind in PROSE_KINDS for w in words(b.text)})
-        # The exact spellings in-content links give each target: a code name must be written as the
-        # site writes it for that target (`Func` the class, not `func` the argument).
-        self.spellings: dict[str, set[str]] = defaultdict(set)
-        for link in crawl.links:
-            if link.position == "content" and link.anchor_text:
-                self.spellings[link.target_url].add(" ".join(link.anchor_text.split()))
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
             for key in defined_names(page):
@@ -361,27 +351,52 @@ class AnchorFinder:
         for key, urls in definers.items():
             if len(urls) == 1:  # defined on one page only: the name is that page's
                 self.terms[next(iter(urls))].append(key)
-        self.own_names: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         carriers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
-            names = self._own_names(page)
-            self.own_names[page.url] = names
-            for key, evidence in names:
-                if evidence in ("title", "slug"):
-                    for part in _sub_phrases(key):
-                        carriers[part].add(page.url)
+            for key, _ in self._page_names(page):
+                for part in _sub_phrases(key):
+                    carriers[part].add(page.url)
         self.name_pages = {part: len(urls) for part, urls in carriers.items()}
+        self._index_links(crawl.links)
+
+    def with_links(self, crawl: Crawl) -> AnchorFinder:
+        """This finder for the same pages with other links (the evaluation's and confidence's hidden
+        links): what depends on the pages alone is kept, what depends on the links is made again."""
+        finder = copy.copy(self)
+        finder.aliases = crawl.aliases
+        finder._index_links(crawl.links)
+        return finder
+
+    def _index_links(self, links: Sequence[Link]) -> None:
+        """What the existing links say: which pages each source links, and the names links give targets."""
+        self.linked: dict[str, set[str]] = defaultdict(set)
+        for link in links:
+            self.linked[link.source_url].add(link.target_url)
+        self.link_names = link_names(links, min_uses=MIN_NAME_USES)
+        self.name_uses = anchor_counts(links)[1]
+        # The exact spellings in-content links give each target: a code name must be written as the
+        # site writes it for that target (`Func` the class, not `func` the argument).
+        self.spellings: dict[str, set[str]] = defaultdict(set)
+        for link in links:
+            if link.position == "content" and link.anchor_text:
+                self.spellings[link.target_url].add(" ".join(link.anchor_text.split()))
+        self.own_names = {url: self._own_names(page) for url, page in self.pages.items()}
         self._names: dict[str, list[Name]] = {}
 
     def title_of(self, page: Page) -> str:
         return clean_title(page.title, self.site_parts) or page.h1.strip()
 
-    def _own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+    def _page_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+        """The page's own names: clean title, h1 and slug (what its parts are cut from)."""
         names = [(tuple(words(self.title_of(page))), "title"), (tuple(words(page.h1)), "title"),
                  (tuple(url_words(page.url)), "slug")]
-        names += [(key, "link") for key in self.link_names.get(page.url, ())]
-        names += [(key, "term") for key in self.terms.get(page.url, ())]
         return [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
+
+    def _own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+        names = [(key, "link") for key in self.link_names.get(page.url, ())]
+        names += [(key, "term") for key in self.terms.get(page.url, ())]
+        names = [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
+        return self._page_names(page) + names
 
     def names(self, target: Page) -> list[Name]:
         """Phrases that name ``target``, surest first."""

@@ -197,6 +197,7 @@ def stage_anchors(s: Session) -> None:
     """Anchors, passage check, the site's confidence model, the cut and the caps (``anchored.parquet``)."""
     from collections import Counter
 
+    from postprocess.anchors import AnchorFinder
     from postprocess.embed import model_identity
     from postprocess.output import replace_atomically
     from postprocess.passages import PassageVectors
@@ -219,9 +220,11 @@ def stage_anchors(s: Session) -> None:
         return s.model
 
     passages = PassageVectors(encoder, s.out / "cache", model_id=model_id)
+    finder = AnchorFinder(crawl, s.options.title_anchors)
     rows = s.timed("anchors",
-                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected))
-    model = s.timed("confidence", lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options))
+                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder))
+    model = s.timed("confidence",
+                    lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder))
     s.rows = queue(rows, model, s.options, s.rejected)
     s.confidence = model
     passages.save()

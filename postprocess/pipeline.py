@@ -19,7 +19,7 @@ from pathlib import Path
 from postprocess.anchors import AnchorFinder, add_anchors
 from postprocess.candidates import Suggestion, apply_caps, find_candidates
 from postprocess.confidence import ConfidenceModel, learn
-from postprocess.embed import Embedder, Embeddings, embed_pages, load_model
+from postprocess.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
 from postprocess.index import PageIndex, build_index
 from postprocess.load import Crawl, require_linkable
 from postprocess.options import Options
@@ -74,12 +74,14 @@ def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, pa
 
 
 def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
-                     options: Options) -> ConfidenceModel:
-    """The site's confidence model, from pools ranked with a share of its links hidden."""
+                     options: Options, finder: AnchorFinder | None = None) -> ConfidenceModel:
+    """The site's confidence model, from pools ranked with a share of its links hidden (``finder``,
+    built for ``crawl``, is reused for its pages: only what depends on the links is made again)."""
+    finder = finder or AnchorFinder(crawl, options.title_anchors)
 
     def pool(visible: Crawl) -> list[Suggestion]:
         rows, _, _ = candidate_pool(visible, embeddings, index, options)
-        return anchor_pool(visible, rows, embeddings, passages, options)
+        return anchor_pool(visible, rows, embeddings, passages, options, finder=finder.with_links(visible))
 
     return learn(crawl, options, pool)
 
@@ -119,8 +121,9 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
         timings["embed"] = time.perf_counter() - started
     if passages is None:
+        model_id = model.model_id if model else model_identity(None, options.prefix)[0]
         passages = PassageVectors(model or (lambda: load_model(None, options.prefix)), cache_dir,
-                                  model_id=model.model_id if model else None)
+                                  model_id=model_id)
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)
@@ -129,11 +132,12 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options)
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
-    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected)
+    finder = AnchorFinder(crawl, options.title_anchors)
+    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder)
     timings["anchors"] = time.perf_counter() - started
     started = time.perf_counter()
     if confidence is None:
-        confidence = learn_confidence(crawl, embeddings, index, passages, options)
+        confidence = learn_confidence(crawl, embeddings, index, passages, options, finder)
     rows = queue(rows, confidence, options, rejected)
     timings["confidence"] = time.perf_counter() - started
     passages.save()
