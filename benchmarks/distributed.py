@@ -36,7 +36,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from local_servers import deployed_scrapyd, free_port, post_form, redis_server  # noqa: E402
 
-from postprocess.scrapyd import Scrapyd, wait_for_job  # noqa: E402
+from deploy.scrapyd import Scrapyd, wait_for_job  # noqa: E402
 
 DEFAULT_SITE = "/usr/share/doc/python-django-doc/html"
 

@@ -1,4 +1,4 @@
-"""Ship a site's learned confidence model as the prior (``postprocess/confidence_prior.json``).
+"""Ship a site's learned confidence model as the prior (``postprocess/stages/confidence_prior.json``).
 
 The prior serves sites with too few links of their own to learn from. It is fitted on
 the Django documentation:
@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-PRIOR = Path(__file__).resolve().parents[1] / "postprocess" / "confidence_prior.json"
+PRIOR = Path(__file__).resolve().parents[1] / "postprocess" / "stages" / "confidence_prior.json"
 
 
 def main() -> None:

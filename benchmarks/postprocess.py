@@ -27,10 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Every module imported now, so that the run uses one version of the code throughout.
-from postprocess import anchors, candidates, cli, embed, index, load, pipeline, report  # noqa: E402, F401
-from postprocess.candidates import existing_links  # noqa: E402
-from postprocess.embed import load_model  # noqa: E402
-from postprocess.load import load_crawl  # noqa: E402
+from postprocess.stages import anchors, candidates, cli, embed, index, load, pipeline, report  # noqa: E402, F401
+from postprocess.stages.candidates import existing_links  # noqa: E402
+from postprocess.stages.embed import load_model  # noqa: E402
+from postprocess.stages.load import load_crawl  # noqa: E402
 
 
 class Clock:

@@ -60,7 +60,8 @@ def site_rows(name: str, payloads: list[dict]) -> list[str]:
             f"| {name} ({first['sources']} pages, {mean([p['hidden_pairs'] for p in payloads]):.0f} hidden) "
             f"| {method} | {mean([x['recall']['1'] for x in runs]):.3f} | {r5[method]:.3f} "
             f"| {mean([x['recall']['10'] for x in runs]):.3f} | {mean([x['mrr'] for x in runs]):.3f} "
-            f"| {mean([x['anchor_jaccard'] for x in runs]):.0%} | {mean([x['anchor_overlap'] for x in runs]):.0%} "
+            f"| {mean([x['anchor_jaccard'] for x in runs]):.0%} "
+            f"| {mean([x['anchor_overlap'] for x in runs]):.0%} "
             f"| {cut:.3f} | {ratio or '—'} |"
         )
     return rows
@@ -75,7 +76,8 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(args.out)
     lines = [
-        f"Hidden share {args.hide}, seeds {' '.join(map(str, args.seeds))} (means over seeds); anchor agreement: "
+        f"Hidden share {args.hide}, seeds {' '.join(map(str, args.seeds))} (means over seeds); "
+        "anchor agreement: "
         "token-set Jaccard >= 0.5 (and overlap coefficient >= 0.5) for hidden pairs found in the top 5.",
         "",
         "| site | method | recall@1 | recall@5 | recall@10 | MRR | anchor agrees | (overlap) | F1 threshold "

@@ -46,11 +46,11 @@ def main() -> None:
     parser.add_argument("--hide", type=float, default=0.2)
     args = parser.parse_args()
 
-    from postprocess import evaluate as ev
-    from postprocess.embed import embed_pages, load_model
-    from postprocess.index import build_index
-    from postprocess.load import load_crawl
+    from postprocess.evaluation import evaluate as ev
     from postprocess.options import Options
+    from postprocess.stages.embed import embed_pages, load_model
+    from postprocess.stages.index import build_index
+    from postprocess.stages.load import load_crawl
 
     crawl = load_crawl(args.crawl)
     options = Options()

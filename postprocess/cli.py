@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from postprocess.errors import EXIT_INPUT_ERROR, PREFIX, InputError
-from postprocess.options import HELP, Options, validate
+from postprocess.options import HELP, Options, options_from
 
 STAGES = ("run", "embed", "index", "rank", "anchors", "report")
 #: Subcommands from modules other engineers own: name -> (module, add_arguments, run, common options?)
 PLUGINS: dict[str, tuple[str, str, str, bool]] = {
-    "evaluate": ("postprocess.evaluate", "add_arguments", "run", True),
-    "wait": ("postprocess.scrapyd", "add_wait_arguments", "run_wait", False),
-    "serve": ("postprocess.serve", "add_arguments", "run", False),
+    "evaluate": ("postprocess.evaluation.evaluate", "add_arguments", "run", True),
+    "wait": ("deploy.scrapyd", "add_wait_arguments", "run_wait", False),
+    "serve": ("postprocess.apps.serve", "add_arguments", "run", False),
 }
 STAGE_HELP = {
     "run": "every stage, in order (the default)",
@@ -64,13 +64,6 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
             kind = str if default is None else type(default)
             parser.add_argument(flag, dest=f.name, type=kind, default=default,
                                 help=f"{HELP[f.name]} (default %(default)s)")
-
-
-def options_from(args: argparse.Namespace) -> Options:
-    """The Options of a parsed command line, validated."""
-    options = Options(**{f.name: getattr(args, f.name) for f in fields(Options) if hasattr(args, f.name)})
-    validate(options)
-    return options
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -119,7 +112,7 @@ class Session:
 
     def get_crawl(self):  # noqa: ANN201 - Crawl
         if self.crawl is None:
-            from postprocess.load import load_crawl, require_linkable
+            from postprocess.stages.load import load_crawl, require_linkable
 
             self.crawl = self.timed("load", lambda: load_crawl(self.args.crawl, self.args.job))
             require_linkable(self.crawl)
@@ -132,11 +125,11 @@ def embedder_for(s: Session):  # noqa: ANN201 - an Embedder or a StaticEmbedder
     The static model is distilled from the model's folder and then read from the cache, so the
     transformer itself is never loaded for it.
     """
-    from postprocess.embed import default_prefix, load_model, resolve_model
+    from postprocess.stages.embed import default_prefix, load_model, resolve_model
 
     if s.options.encoder != "static":
         return load_model(s.args.model, s.options.prefix)
-    from postprocess.static_encoder import load_static
+    from postprocess.stages.static_encoder import load_static
 
     source, model_id = resolve_model(s.args.model)
     prefix = default_prefix(model_id) if s.options.prefix is None else s.options.prefix
@@ -145,7 +138,7 @@ def embedder_for(s: Session):  # noqa: ANN201 - an Embedder or a StaticEmbedder
 
 def stage_embed(s: Session) -> None:
     """Embed the pages; when every page is in the cache the model is not even loaded."""
-    from postprocess.embed import embed_pages, from_cache, model_identity, save_vectors
+    from postprocess.stages.embed import embed_pages, from_cache, model_identity, save_vectors
 
     crawl = s.get_crawl()
     model_id, prefix = model_identity(s.args.model, s.options.prefix)
@@ -160,8 +153,8 @@ def stage_embed(s: Session) -> None:
 
 
 def stage_index(s: Session) -> None:
-    from postprocess.embed import read_vectors
-    from postprocess.index import build_index, save_index
+    from postprocess.stages.embed import read_vectors
+    from postprocess.stages.index import build_index, save_index
 
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
@@ -171,8 +164,8 @@ def stage_index(s: Session) -> None:
 
 
 def _vectors_and_index(s: Session) -> None:
-    from postprocess.embed import read_vectors
-    from postprocess.index import load_index
+    from postprocess.stages.embed import read_vectors
+    from postprocess.stages.index import load_index
 
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
@@ -182,8 +175,8 @@ def _vectors_and_index(s: Session) -> None:
 
 def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
+    from postprocess.apps.report import write_cannibalisation, write_parquet
     from postprocess.pipeline import candidate_pool
-    from postprocess.report import write_cannibalisation, write_parquet
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
@@ -197,12 +190,12 @@ def stage_anchors(s: Session) -> None:
     """Anchors, passage check, the site's confidence model, the cut and the caps (``anchored.parquet``)."""
     from collections import Counter
 
-    from postprocess.anchors import AnchorFinder
-    from postprocess.embed import model_identity
-    from postprocess.output import replace_atomically
-    from postprocess.passages import PassageVectors
+    from postprocess.apps.report import read_suggestions, write_parquet
     from postprocess.pipeline import anchor_pool, learn_confidence, queue
-    from postprocess.report import read_suggestions, write_parquet
+    from postprocess.stages.anchors import AnchorFinder
+    from postprocess.stages.embed import model_identity
+    from postprocess.stages.output import replace_atomically
+    from postprocess.stages.passages import PassageVectors
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
@@ -234,7 +227,7 @@ def stage_anchors(s: Session) -> None:
 
 
 def stage_report(s: Session) -> None:
-    from postprocess import report
+    from postprocess.apps import report
 
     crawl = s.get_crawl()
     if s.rows is None:

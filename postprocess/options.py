@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, fields
 
 
@@ -100,3 +101,10 @@ def validate(options: Options) -> None:
         raise InputError(f"--min-passage must be between -1 and 1, not {options.min_passage}")
     if options.date_decay_days < 0:
         raise InputError("--date-decay-days must not be negative (0 = off)")
+
+
+def options_from(args: argparse.Namespace) -> Options:
+    """The Options of a parsed command line, validated."""
+    options = Options(**{f.name: getattr(args, f.name) for f in fields(Options) if hasattr(args, f.name)})
+    validate(options)
+    return options

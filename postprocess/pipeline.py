@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from postprocess.anchors import AnchorFinder, add_anchors
-from postprocess.candidates import Suggestion, apply_caps, find_candidates
-from postprocess.confidence import ConfidenceModel, learn
-from postprocess.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
-from postprocess.index import PageIndex, build_index
-from postprocess.load import Crawl, require_linkable
 from postprocess.options import Options
-from postprocess.passages import PassageVectors, add_passage_scores
+from postprocess.stages.anchors import AnchorFinder, add_anchors
+from postprocess.stages.candidates import Suggestion, apply_caps, find_candidates
+from postprocess.stages.confidence import ConfidenceModel, learn
+from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
+from postprocess.stages.index import PageIndex, build_index
+from postprocess.stages.load import Crawl, require_linkable
+from postprocess.stages.passages import PassageVectors, add_passage_scores
 
 #: The pool anchors and confidence choose from: this many times the per-source and per-target caps.
 POOL_FACTOR = 3

@@ -195,8 +195,8 @@ def later(row: dict, **changes: object) -> dict:
 
 
 @functools.cache
-def bundled_model():  # noqa: ANN201 - postprocess.embed.Embedder
+def bundled_model():  # noqa: ANN201 - postprocess.stages.embed.Embedder
     """The bundled model, loaded once per test session (it takes seconds)."""
-    from postprocess.embed import load_model
+    from postprocess.stages.embed import load_model
 
     return load_model(None)

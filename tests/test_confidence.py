@@ -14,10 +14,10 @@ import pytest
 from conftest import run_scrapy_crawl
 
 from linkspider.testserver import serve
-from postprocess.candidates import Suggestion
-from postprocess.confidence import FEATURES, ConfidenceModel, calibrate, features, fit, isotonic, prior
 from postprocess.options import Options
 from postprocess.pipeline import queue
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.confidence import FEATURES, ConfidenceModel, calibrate, features, fit, isotonic, prior
 
 BLOG = Path(__file__).resolve().parents[1] / "benchmarks" / "blogsite" / "build.py"
 
@@ -97,8 +97,8 @@ def test_the_blog_learns_its_own_calibrated_model(tmp_path):
 def test_a_site_with_few_links_of_its_own_uses_the_prior():
     from crawlkit import SITE, SITE_LINKS
 
-    from postprocess.confidence import learn
-    from postprocess.load import build_crawl
+    from postprocess.stages.confidence import learn
+    from postprocess.stages.load import build_crawl
 
     model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl: [])
     assert model.source == "prior" and "links in running text" in model.report["why_prior"]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from postprocess.evaluate import (
+from postprocess.evaluation.evaluate import (
     Ranked,
     anchor_agreement,
     hide_links,
@@ -17,7 +17,7 @@ from postprocess.evaluate import (
     recall_at_k,
     suggest_threshold,
 )
-from postprocess.load import Link
+from postprocess.stages.load import Link
 
 PAGES = {f"http://s/{c}" for c in "abcdefghij"}
 
@@ -167,7 +167,7 @@ def test_hidden_pairs_can_be_limited_to_pages_that_may_receive_links() -> None:
 # --------------------------------------------------------------------------- baselines and CLI, real model
 
 def site_crawl(tmp_path):  # noqa: ANN001, ANN201 - Path -> Crawl
-    from postprocess.load import load_crawl
+    from postprocess.stages.load import load_crawl
     from tests.crawlkit import write_site
 
     return load_crawl(write_site(tmp_path / "crawl"))
@@ -175,7 +175,7 @@ def site_crawl(tmp_path):  # noqa: ANN001, ANN201 - Path -> Crawl
 
 @pytest.mark.slow
 def test_plain_baseline_ranks_the_same_topic_first_and_skips_self_and_linked_pairs(tmp_path) -> None:  # noqa: ANN001
-    from postprocess.baselines import plain_rankings
+    from postprocess.evaluation.baselines import plain_rankings
     from tests.crawlkit import ESPRESSO, GRINDER, POUR_OVER, ROSES, bundled_model
 
     crawl = site_crawl(tmp_path)
@@ -191,7 +191,7 @@ def test_plain_baseline_ranks_the_same_topic_first_and_skips_self_and_linked_pai
 
 
 def test_tfidf_baseline_ranks_pages_sharing_words(tmp_path) -> None:  # noqa: ANN001
-    from postprocess.baselines import tfidf_rankings
+    from postprocess.evaluation.baselines import tfidf_rankings
     from tests.crawlkit import COMPOST, ROSES, TOMATOES
 
     crawl = site_crawl(tmp_path)
@@ -285,7 +285,7 @@ def test_evaluate_command_on_a_crawl_without_content_links(tmp_path, capsys) -> 
 
 
 def test_threshold_curve_counts_only_suggestions_above_each_cut() -> None:
-    from postprocess.evaluate import threshold_curve
+    from postprocess.evaluation.evaluate import threshold_curve
 
     hidden = [("s1", "t1"), ("s1", "t3"), ("s2", "t5")]
     curve = threshold_curve(RANKINGS, hidden, [0.0, 0.65, 0.95], k=5)

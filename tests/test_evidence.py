@@ -7,13 +7,13 @@ import math
 import pytest
 from crawlkit import COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, SITE, TOMATOES, bundled_model, link, url
 
-from postprocess import scoring
-from postprocess.anchors import AnchorFinder, add_anchors, link_names
-from postprocess.candidates import Suggestion, find_candidates
-from postprocess.embed import embed_pages
-from postprocess.index import build_index
-from postprocess.load import Block, Crawl, Link, Page, build_crawl
 from postprocess.options import Options
+from postprocess.stages import scoring
+from postprocess.stages.anchors import AnchorFinder, add_anchors, link_names
+from postprocess.stages.candidates import Suggestion, find_candidates
+from postprocess.stages.embed import embed_pages
+from postprocess.stages.index import build_index
+from postprocess.stages.load import Block, Crawl, Link, Page, build_crawl
 
 
 @pytest.mark.parametrize(("inbound", "value"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from postprocess.lexical import LexicalIndex, NameIndex, clean_title, site_title_parts, tokens
+from postprocess.stages.lexical import LexicalIndex, NameIndex, clean_title, site_title_parts, tokens
 
 
 @pytest.mark.parametrize(

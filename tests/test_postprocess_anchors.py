@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
-from postprocess.anchors import (
+from postprocess.stages.anchors import (
     add_anchors,
     clean_title,
     context_of,
@@ -14,8 +14,8 @@ from postprocess.anchors import (
     site_title_parts,
     source_text,
 )
-from postprocess.candidates import Suggestion
-from postprocess.load import Block, Crawl, Link, Page, build_crawl
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.load import Block, Crawl, Link, Page, build_crawl
 
 
 @pytest.mark.parametrize(

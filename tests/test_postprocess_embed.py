@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from crawlkit import COMPOST, ESPRESSO, GRINDER, SITE, bundled_model, later, page, url
 
-from postprocess.embed import (
+from postprocess.errors import InputError
+from postprocess.options import Options
+from postprocess.stages.embed import (
     BUNDLED_SHA256,
     bundled_model_dir,
     chunk_text,
@@ -22,9 +24,7 @@ from postprocess.embed import (
     title_text,
     verify_bundled,
 )
-from postprocess.errors import InputError
-from postprocess.load import Page, build_crawl
-from postprocess.options import Options
+from postprocess.stages.load import Page, build_crawl
 
 pytestmark = pytest.mark.slow
 

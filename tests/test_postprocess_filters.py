@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from postprocess.candidates import (
+from postprocess.errors import InputError
+from postprocess.options import Options, validate
+from postprocess.stages.candidates import (
     Suggestion,
     apply_caps,
     existing_links,
@@ -15,10 +17,8 @@ from postprocess.candidates import (
     source_exclusion,
     target_exclusion,
 )
-from postprocess.errors import InputError
-from postprocess.load import Crawl, Link, Page
-from postprocess.options import Options, validate
-from postprocess.scoring import combine, date_factor, parse_date
+from postprocess.stages.load import Crawl, Link, Page
+from postprocess.stages.scoring import combine, date_factor, parse_date
 
 A = Page(url="https://s.test/a/", text="a text", lang="en")
 B = Page(url="https://s.test/b/", text="b text", lang="en")

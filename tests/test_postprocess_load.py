@@ -24,7 +24,7 @@ from crawlkit import (
 
 from linkspider.items import PAGE_SCHEMA
 from postprocess.errors import InputError
-from postprocess.load import alias_map, build_crawl, load_crawl, require_linkable, resolve
+from postprocess.stages.load import alias_map, build_crawl, load_crawl, require_linkable, resolve
 
 
 def test_newer_page_row_wins_across_parts(tmp_path):

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 from crawlkit import ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, bundled_model, page, url
 
-from postprocess.embed import embed_pages
-from postprocess.load import build_crawl
 from postprocess.options import Options
 from postprocess.pipeline import suggest
+from postprocess.stages.embed import embed_pages
+from postprocess.stages.load import build_crawl
 
 pytestmark = pytest.mark.slow
 LOW = Options(min_score=0.2, min_confidence=0.0)  # the ranking's mechanics, whatever the confidence

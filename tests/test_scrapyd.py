@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from local_servers import REPO, command, copy_project, deploy, get_json, post_form, scrapyd_server
 
+from deploy.scrapyd import Scrapyd, check_job, finish_reason, job_parts, job_state, wait_for_job
 from linkspider.testserver import serve
 from postprocess.errors import InputError
-from postprocess.load import load_crawl
-from postprocess.scrapyd import Scrapyd, check_job, finish_reason, job_parts, job_state, wait_for_job
+from postprocess.stages.load import load_crawl
 
 SAMPLE_SITE = REPO / "sample_site"
 

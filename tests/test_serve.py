@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 from crawlkit import CHAIN, COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, SITE, TOMATOES, TYRES, write_site
 
-from postprocess import report
-from postprocess.candidates import Suggestion
+from postprocess.apps import report
+from postprocess.apps.serve import _json, load_queue, make_server, normalise, spellings
 from postprocess.errors import PREFIX
-from postprocess.index import build_index, save_index
-from postprocess.load import load_crawl
-from postprocess.serve import _json, load_queue, make_server, normalise, spellings
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.index import build_index, save_index
+from postprocess.stages.load import load_crawl
 
 REPO = Path(__file__).resolve().parents[1]
 

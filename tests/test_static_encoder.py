@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from crawlkit import SITE, bundled_model, write_site
 
-from postprocess import static_encoder
-from postprocess.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
 from postprocess.errors import PREFIX
-from postprocess.load import load_crawl
 from postprocess.options import Options
-from postprocess.static_encoder import load_static, static_dir, word_chunks
+from postprocess.stages import static_encoder
+from postprocess.stages.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
+from postprocess.stages.load import load_crawl
+from postprocess.stages.static_encoder import load_static, static_dir, word_chunks
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC = Options(encoder="static")

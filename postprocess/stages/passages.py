@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from postprocess.candidates import Suggestion
-from postprocess.embed import Embedder, Embeddings, model_slug
-from postprocess.output import replace_atomically
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.embed import Embedder, Embeddings, model_slug
+from postprocess.stages.output import replace_atomically
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200

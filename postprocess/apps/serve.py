@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
-from postprocess.index import IDS_FILE
+from postprocess.stages.index import IDS_FILE
 
 SUGGESTIONS_FILE = "suggestions.parquet"
 REPORT_FILE = "report.html"

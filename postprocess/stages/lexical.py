@@ -27,8 +27,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
-from postprocess.titles import clean_title as _clean_title
-from postprocess.titles import site_title_parts as _site_title_parts
+from postprocess.stages.titles import clean_title as _clean_title
+from postprocess.stages.titles import site_title_parts as _site_title_parts
 
 #: Tokens: words, dotted names (django.db.models) and calls (count()) kept whole.
 TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")

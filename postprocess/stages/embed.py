@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
-from postprocess.load import Crawl, Page
 from postprocess.options import Options
-from postprocess.output import progress as progress_bar
-from postprocess.output import replace_atomically
+from postprocess.stages.load import Crawl, Page
+from postprocess.stages.output import progress as progress_bar
+from postprocess.stages.output import replace_atomically
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
     """Every page's vectors from the cache, or None when one page is missing (then load the model)."""
     pages = [p for p in crawl.pages if p.text.strip()]
     if options.encoder == "static":
-        from postprocess.static_encoder import static_id
+        from postprocess.stages.static_encoder import static_id
 
         model_id = static_id(model_id)
     path = Path(cache_dir) / f"embeddings-{model_slug(model_id)}.parquet"
@@ -354,11 +354,11 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     """Embed every page with main text (the others get no vector), reusing the cache.
 
     With ``options.encoder == "static"`` the pages are embedded by the static model
-    distilled from ``embedder`` (postprocess/static_encoder.py), kept under ``cache_dir``.
+    distilled from ``embedder`` (postprocess/stages/static_encoder.py), kept under ``cache_dir``.
     """
     started = time.perf_counter()
     if options.encoder == "static" and isinstance(embedder, Embedder):
-        from postprocess.static_encoder import load_static
+        from postprocess.stages.static_encoder import load_static
 
         embedder = load_static(embedder.source or embedder.model_id, embedder.model_id, embedder.prefix,
                                cache_dir or Path(tempfile.mkdtemp(prefix="static-encoder-")))

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from postprocess.errors import InputError
-from postprocess.output import progress as progress_bar
+from postprocess.stages.output import progress as progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ WORDS_PER_CHUNK = 256
 
 def static_id(model_id: str) -> str:
     """The id the cache and vectors.parquet give the static model of ``model_id``."""
-    from postprocess.embed import model_slug
+    from postprocess.stages.embed import model_slug
 
     return f"static-{model_slug(model_id)}"
 

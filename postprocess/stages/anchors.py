@@ -34,10 +34,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from linkspider.items import PROSE_KINDS
-from postprocess.candidates import Suggestion
-from postprocess.load import Crawl, Link, Page, resolve
-from postprocess.output import progress
-from postprocess.titles import clean_title, site_title_parts
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.load import Crawl, Link, Page, resolve
+from postprocess.stages.output import progress
+from postprocess.stages.titles import clean_title, site_title_parts
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.

@@ -330,7 +330,7 @@ def eligible_urls(crawl: Any, embedded: Sequence[str], options: Any = None) -> t
     """(sources, targets): content pages with a vector (the only pages that give suggestions), and the
     pages with a vector that may receive them. Links from listings, indexes and code listings are not
     hidden: the pipeline never suggests from those pages, by design."""
-    from postprocess.candidates import target_exclusion
+    from postprocess.stages.candidates import target_exclusion
 
     embedded = set(embedded)
     sources = {p.url for p in crawl.pages if p.url in embedded and p.kind == "content"}
@@ -371,9 +371,9 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
     """Hide links, rank with each method, and score them: the payload of evaluation.json."""
     from dataclasses import replace
 
-    from postprocess import baselines
-    from postprocess.embed import embed_pages
-    from postprocess.index import build_index
+    from postprocess.evaluation import baselines
+    from postprocess.stages.embed import embed_pages
+    from postprocess.stages.index import build_index
 
     depth = max(ks)
     embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
@@ -437,9 +437,9 @@ def run(args: argparse.Namespace) -> int:
     """``python -m postprocess evaluate``: print the table, write OUT/evaluation.json."""
     from pathlib import Path
 
-    from postprocess.cli import options_from
-    from postprocess.embed import load_model
-    from postprocess.load import load_crawl, require_linkable
+    from postprocess.options import options_from
+    from postprocess.stages.embed import load_model
+    from postprocess.stages.load import load_crawl, require_linkable
 
     if not 0 < args.hide < 1:
         raise _input_error(f"--hide must be between 0 and 1, got {args.hide}")

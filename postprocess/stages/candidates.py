@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from postprocess import scoring
-from postprocess.embed import Embeddings
-from postprocess.index import PageIndex
-from postprocess.load import Crawl, Link, Page
 from postprocess.options import Options
+from postprocess.stages import scoring
+from postprocess.stages.embed import Embeddings
+from postprocess.stages.index import PageIndex
+from postprocess.stages.load import Crawl, Link, Page
 
 
 @dataclass

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
-from postprocess.candidates import Suggestion, target_exclusion
-from postprocess.load import Crawl, resolve
 from postprocess.options import Options
+from postprocess.stages.candidates import Suggestion, target_exclusion
+from postprocess.stages.load import Crawl, resolve
 
 #: Score parts and anchor features the model reads (missing ones count 0).
 FEATURES = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "passage", "anchor_words",

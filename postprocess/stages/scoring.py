@@ -13,7 +13,7 @@ docs and checked on the PostgreSQL docs, see docs/benchmarks.md):
   functions, products, places that embeddings blur);
 * ``mention`` — the source's text already names the target: one of the anchor
   texts other pages link it with, its h1 or its title (commonness ×
-  √keyphraseness, see ``postprocess/lexical.py``);
+  √keyphraseness, see ``postprocess/stages/lexical.py``);
 * ``needs_links`` — 1 / (1 + ln(1 + inbound)), inbound = other pages linking to
   the target: orphans get 1, a page with 20 inbound links 0.25;
 * ``date_factor`` — the source's date decay (1 when off).
@@ -30,8 +30,8 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from postprocess.load import Crawl, Page
 from postprocess.options import Options
+from postprocess.stages.load import Crawl, Page
 
 #: Parts always present, in CSV column order (``score_parts`` may add more).
 PART_COLUMNS = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "date_factor")
@@ -87,7 +87,7 @@ class Evidence:
     """Per-run evidence beyond the Annoy neighbours: page and chunk vectors, lexical index, names."""
 
     def __init__(self, crawl: Crawl, embeddings: object, neighbours: int) -> None:
-        from postprocess.lexical import SiteEvidence, clean_title, page_document, site_title_parts
+        from postprocess.stages.lexical import SiteEvidence, clean_title, page_document, site_title_parts
 
         urls = list(embeddings.urls)  # type: ignore[attr-defined]
         self.vectors = embeddings.vectors  # type: ignore[attr-defined]

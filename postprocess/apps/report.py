@@ -16,12 +16,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from postprocess.anchors import clean_title, site_title_parts
-from postprocess.candidates import Suggestion, inbound_counts
 from postprocess.errors import InputError
-from postprocess.load import Crawl
-from postprocess.output import replace_atomically
-from postprocess.scoring import PART_COLUMNS
+from postprocess.stages.anchors import clean_title, site_title_parts
+from postprocess.stages.candidates import Suggestion, inbound_counts
+from postprocess.stages.load import Crawl
+from postprocess.stages.output import replace_atomically
+from postprocess.stages.scoring import PART_COLUMNS
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from annoy import AnnoyIndex
 
 from postprocess.errors import InputError
-from postprocess.output import replace_atomically
+from postprocess.stages.output import replace_atomically
 
 INDEX_FILE = "index.ann"
 IDS_FILE = "index-ids.parquet"

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from postprocess.evaluate import Ranked, Rankings
+from postprocess.evaluation.evaluate import Ranked, Rankings
 
 #: Characters of main text the plain approach embeds after the title.
 PLAIN_CHARS = 2000
@@ -117,7 +117,7 @@ def plain_vectors(pages: Sequence[PageLike], model: Any, cache_dir: str | None =
 
 
 def _encode(texts: Sequence[str], model: Any) -> np.ndarray:
-    if hasattr(model, "prefix"):  # postprocess.embed.Embedder: the model's prefix, length-sorted batches
+    if hasattr(model, "prefix"):  # stages.embed.Embedder: the model's prefix, length-sorted batches
         return np.asarray(model.encode(texts, 32, progress="plain baseline"), dtype=np.float32)
     return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
                       dtype=np.float32)

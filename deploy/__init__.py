@@ -1,0 +1,1 @@
+"""Deploy tooling: the scheduled Scrapyd run (``scheduled_run.sh``) and its job waiting."""
