@@ -128,7 +128,7 @@ def embedder_for(s: Session):  # noqa: ANN201 - an Embedder or a StaticEmbedder
     from postprocess.stages.embed import default_prefix, load_model, resolve_model
 
     if s.options.encoder != "static":
-        return load_model(s.args.model, s.options.prefix)
+        return load_model(s.args.model, s.options.prefix, s.options.device)
     from postprocess.stages.static_encoder import load_static
 
     source, model_id = resolve_model(s.args.model)

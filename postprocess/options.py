@@ -17,6 +17,7 @@ class Options:
     batch_size: int = 32  # texts per model call
     prefix: str | None = None  # text put before every input; None = the model table's choice
     encoder: str = "transformer"  # "static": a model2vec model distilled from --model (fast, less recall)
+    device: str = "auto"  # auto (CUDA when torch sees one, else the CPU) | cpu | cuda
     # index
     trees: int = 50  # Annoy trees (more: better recall, bigger index)
     search_k: int = -1  # Annoy search_k (-1: trees × neighbours)
@@ -37,6 +38,7 @@ class Options:
     title_anchors: bool = False  # keep pairs without a qualifying phrase, with the target's title to write in
 
 
+DEVICES = ("auto", "cpu", "cuda")
 OPTION_FIELDS = tuple(f.name for f in fields(Options))
 
 #: One line of help per option (argparse and the README's options table).
@@ -48,6 +50,8 @@ HELP: dict[str, str] = {
                     "has the rest",
     "batch_size": "texts per model call",
     "prefix": "text put before every input (default: by model name, e.g. 'query: ' for e5, none for MiniLM)",
+    "device": "where the transformer runs: auto (CUDA when torch sees a GPU, else the CPU), cpu or cuda; "
+              "on a GPU in half precision with batches of at least 256 texts",
     "encoder": "transformer (the model itself) or static: a model2vec table distilled once from it into "
                "OUT/cache/static-<model>/ and reused, pages cut into 256-word chunks; about 70x faster "
                "embedding on a CPU, finds a few percent fewer links",
@@ -83,6 +87,8 @@ def validate(options: Options) -> None:
     for name in positive:
         if getattr(options, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(options, name)}")
+    if options.device not in DEVICES:
+        raise InputError(f"--device must be one of {', '.join(DEVICES)}, not {options.device!r}")
     if options.encoder not in ("transformer", "static"):
         raise InputError(f"--encoder must be transformer or static, not {options.encoder!r}")
     if options.chunk_overlap < 0:

@@ -24,6 +24,7 @@ from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_mod
 from postprocess.stages.index import PageIndex, build_index
 from postprocess.stages.load import Crawl, require_linkable
 from postprocess.stages.passages import PassageVectors, add_passage_scores
+from postprocess.stages.scoring import Evidence
 
 #: The pool anchors and confidence choose from: this many times the per-source and per-target caps.
 POOL_FACTOR = 3
@@ -50,12 +51,14 @@ class Suggestions:
         return {url: sorted(group, key=lambda s: s.rank) for url, group in groups.items()}
 
 
-def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex,
-                   options: Options) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
+def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
+                   evidence: Evidence | None = None, sources: frozenset[str] | None = None,
+                   ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
     """Filtered, scored pairs, at most POOL_FACTOR × the caps per source and target."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
-                           pool_targets=POOL_FACTOR * max(options.per_target, 1))
+                           pool_targets=POOL_FACTOR * max(options.per_target, 1),
+                           evidence=evidence, sources=sources)
 
 
 def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, passages: PassageVectors,
@@ -74,13 +77,17 @@ def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, pa
 
 
 def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
-                     options: Options, finder: AnchorFinder | None = None) -> ConfidenceModel:
-    """The site's confidence model, from pools ranked with a share of its links hidden (``finder``,
-    built for ``crawl``, is reused for its pages: only what depends on the links is made again)."""
+                     options: Options, finder: AnchorFinder | None = None,
+                     evidence: Evidence | None = None) -> ConfidenceModel:
+    """The site's confidence model, from pools ranked with a share of its links hidden (``finder``
+    and ``evidence``, built for ``crawl``, are reused for its pages: only what depends on the links
+    is made again)."""
     finder = finder or AnchorFinder(crawl, options.title_anchors)
+    evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
 
-    def pool(visible: Crawl) -> list[Suggestion]:
-        rows, _, _ = candidate_pool(visible, embeddings, index, options)
+    def pool(visible: Crawl, sources: frozenset[str] | None) -> list[Suggestion]:
+        rows, _, _ = candidate_pool(visible, embeddings, index, options, evidence.with_links(visible),
+                                    sources)
         return anchor_pool(visible, rows, embeddings, passages, options, finder=finder.with_links(visible))
 
     return learn(crawl, options, pool)
@@ -115,21 +122,23 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     timings: dict[str, float] = {}
     if embeddings is None:
         started = time.perf_counter()
-        model = model or load_model(None, options.prefix)
+        model = model or load_model(None, options.prefix, options.device)
         timings["model"] = time.perf_counter() - started
         started = time.perf_counter()
         embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
         timings["embed"] = time.perf_counter() - started
     if passages is None:
         model_id = model.model_id if model else model_identity(None, options.prefix)[0]
-        passages = PassageVectors(model or (lambda: load_model(None, options.prefix)), cache_dir,
+        passages = PassageVectors(model or (lambda: load_model(None, options.prefix, options.device)),
+                                  cache_dir,
                                   model_id=model_id)
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)
         timings["index"] = time.perf_counter() - started
     started = time.perf_counter()
-    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options)
+    evidence = Evidence(crawl, embeddings, options.neighbours)
+    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence)
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
     finder = AnchorFinder(crawl, options.title_anchors)
@@ -137,7 +146,7 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     timings["anchors"] = time.perf_counter() - started
     started = time.perf_counter()
     if confidence is None:
-        confidence = learn_confidence(crawl, embeddings, index, passages, options, finder)
+        confidence = learn_confidence(crawl, embeddings, index, passages, options, finder, evidence)
     rows = queue(rows, confidence, options, rejected)
     timings["confidence"] = time.perf_counter() - started
     passages.save()

@@ -100,5 +100,5 @@ def test_a_site_with_few_links_of_its_own_uses_the_prior():
     from postprocess.stages.confidence import learn
     from postprocess.stages.load import build_crawl
 
-    model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl: [])
+    model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl, sources: [])
     assert model.source == "prior" and "links in running text" in model.report["why_prior"]

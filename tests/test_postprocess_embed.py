@@ -5,19 +5,24 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from crawlkit import COMPOST, ESPRESSO, GRINDER, SITE, bundled_model, later, page, url
 
 from postprocess.errors import InputError
 from postprocess.options import Options
 from postprocess.stages.embed import (
+    BUNDLED_ID,
     BUNDLED_SHA256,
     bundled_model_dir,
     chunk_text,
     combine,
     default_prefix,
     embed_pages,
+    from_cache,
     load_model,
+    model_slug,
+    pick_device,
     read_vectors,
     save_vectors,
     sha256_file,
@@ -132,6 +137,65 @@ def test_cache_reuses_unchanged_pages(tmp_path):
     assert third.stats["embedded_pages"] == 2
     other = embed_pages(build_crawl(SITE, [], []), model, Options(max_chunks=1), cache_dir=tmp_path)
     assert other.stats["embedded_pages"] == len(SITE)  # chunking is part of the key
+
+
+def test_the_cache_is_appended_to_never_rewritten(tmp_path):
+    """A rerun after one page changed writes one new part with that page; older parts stay as they are."""
+    model = bundled_model()
+    embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path)
+    folder = tmp_path / f"embeddings-{model_slug(BUNDLED_ID)}"
+    (first,) = folder.glob("part-*.parquet")
+    before = (first.stat().st_mtime_ns, first.read_bytes())
+    assert pq.read_table(first).num_rows == len(SITE)
+    embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path)
+    assert list(folder.glob("part-*.parquet")) == [first]  # nothing new: no empty part
+    changed = [later(SITE[0], text="Espresso is now a page about descaling the machine with citric acid."),
+               *SITE[1:]]
+    third = embed_pages(build_crawl(changed, [], []), model, Options(), cache_dir=tmp_path)
+    parts = sorted(folder.glob("part-*.parquet"))
+    assert len(parts) == 2 and (first.stat().st_mtime_ns, first.read_bytes()) == before
+    assert pq.read_table(parts[1]).num_rows == 1 and third.stats["embedded_pages"] == 1
+    cached = from_cache(build_crawl(changed, [], []), BUNDLED_ID, "", Options(), tmp_path)
+    assert cached is not None and np.allclose(cached.vectors, third.vectors)
+
+
+def test_an_unreadable_cache_part_is_named_and_its_pages_embedded_again(tmp_path, caplog):
+    model = bundled_model()
+    embed_pages(build_crawl(SITE[:2], [], []), model, Options(), cache_dir=tmp_path)
+    (part,) = (tmp_path / f"embeddings-{model_slug(BUNDLED_ID)}").glob("part-*.parquet")
+    part.write_bytes(part.read_bytes()[:40])
+    again = embed_pages(build_crawl(SITE[:2], [], []), model, Options(), cache_dir=tmp_path)
+    assert again.stats["embedded_pages"] == 2
+    assert part.name in caplog.text and "unreadable" in caplog.text
+
+
+def test_a_cache_file_of_the_older_layout_is_still_read(tmp_path):
+    model = bundled_model()
+    first = embed_pages(build_crawl(SITE[:3], [], []), model, Options(), cache_dir=tmp_path)
+    folder = tmp_path / f"embeddings-{model_slug(BUNDLED_ID)}"
+    (part,) = folder.glob("part-*.parquet")
+    part.rename(tmp_path / f"embeddings-{model_slug(BUNDLED_ID)}.parquet")
+    again = embed_pages(build_crawl(SITE[:3], [], []), model, Options(), cache_dir=tmp_path)
+    assert again.stats["embedded_pages"] == 0 and np.allclose(again.vectors, first.vectors)
+
+
+def test_device_auto_takes_the_cpu_when_torch_sees_no_gpu():
+    import torch
+
+    if torch.cuda.is_available():
+        assert pick_device("auto") == "cuda"
+    else:
+        assert pick_device("auto") == "cpu" and pick_device("cpu") == "cpu"
+        with pytest.raises(InputError, match="--device cuda: torch sees no CUDA device"):
+            pick_device("cuda")
+    assert bundled_model().device in ("cpu", "cuda")
+    with pytest.raises(InputError, match="--device must be"):
+        pick_device("tpu")
+
+
+def test_embedding_stats_say_which_device_and_how_fast(tmp_path):
+    emb = embed_pages(build_crawl(SITE[:3], [], []), bundled_model(), Options())
+    assert emb.stats["device"] in ("cpu", "cuda") and emb.stats["texts_per_second"] > 0
 
 
 def test_vectors_round_trip(tmp_path):

@@ -92,9 +92,9 @@ def test_cache_keeps_transformer_and_static_vectors_apart(static_cache, tmp_path
     assert static.model_id == "static-sentence-transformers-all-minilm-l6-v2"
     assert transformer.vectors.shape[1] == 384 and static.vectors.shape[1] == 256
     assert static.stats["embedded_pages"] == len(static.urls)  # none taken from the transformer's
-    files = sorted(p.name for p in cache.glob("embeddings-*.parquet"))
-    assert files == ["embeddings-sentence-transformers-all-minilm-l6-v2.parquet",
-                     "embeddings-static-sentence-transformers-all-minilm-l6-v2.parquet"]
+    folders = sorted(p.name for p in cache.glob("embeddings-*") if any(p.glob("part-*.parquet")))
+    assert folders == ["embeddings-sentence-transformers-all-minilm-l6-v2",
+                       "embeddings-static-sentence-transformers-all-minilm-l6-v2"]
     page = crawl.pages[0]
     assert cache_key(BUNDLED_ID, "", Options(), page) != cache_key(BUNDLED_ID, "", STATIC, page)
     for options, expected in ((Options(), transformer), (STATIC, static)):
@@ -112,7 +112,7 @@ def test_run_with_the_static_encoder_end_to_end(static_cache, tmp_path):
     vectors = pq.read_table(out / "vectors.parquet")
     assert vectors.schema.metadata[b"model_id"] == b"static-sentence-transformers-all-minilm-l6-v2"
     assert vectors.num_rows == len(SITE)
-    assert (out / "cache" / "embeddings-static-sentence-transformers-all-minilm-l6-v2.parquet").is_file()
+    assert list((out / "cache" / "embeddings-static-sentence-transformers-all-minilm-l6-v2").glob("part-*"))
     assert (out / "suggestions.csv").read_text().count("\n") > 1
 
 

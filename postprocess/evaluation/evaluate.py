@@ -451,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from(args)
     crawl = load_crawl(args.crawl, args.job)
     require_linkable(crawl)
-    model = load_model(args.model, options.prefix)
+    model = load_model(args.model, options.prefix, options.device)
     out = Path(args.out)
     payload = evaluate_crawl(crawl, options, model, hide=args.hide, seed=args.seed, ks=sorted(set(args.k)),
                              methods=args.methods, cache_dir=str(out / "cache"))

@@ -131,25 +131,28 @@ def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                     pool_size: int | None = None, pool_targets: int | None = None,
+                    evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
                     ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
     ``pool_size`` / ``pool_targets`` cap each source / target instead of ``per_source`` /
-    ``per_target``: the pool that anchors and confidence then thin out.
+    ``per_target``: the pool that anchors and confidence then thin out. ``evidence`` (built for
+    this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
     """
     pages = {p.url: p for p in crawl.pages}
     linked = existing_links(crawl.links, options.content_links_only)
     all_linked = existing_links(crawl.links) if options.content_links_only else linked
     context = scoring.ScoringContext(crawl=crawl, options=options,
                                      reference=scoring.crawl_reference_date(crawl),
-                                     evidence=scoring.Evidence(crawl, embeddings, options.neighbours))
+                                     evidence=evidence or scoring.Evidence(crawl, embeddings,
+                                                                           options.neighbours))
     rejected: Counter[str] = Counter()
     pool: list[Suggestion] = []
     duplicates: dict[tuple[str, str], Suggestion] = {}
     count = max(options.neighbours, options.per_source)
     for item, url in enumerate(index.urls):
         source = pages.get(url)
-        if source is None:
+        if source is None or (sources is not None and url not in sources):
             continue
         reason = source_exclusion(source, options)
         if reason:

@@ -42,6 +42,12 @@ MIN_AUC = 0.65
 #: Fewer positive rows than this after the folds: the prior model is used.
 MIN_POSITIVES = 15
 PRIOR_PATH = Path(__file__).with_name("confidence_prior.json")
+#: The folds rank at most this many source pages (a seeded sample of those with links in running
+#: text): on a large site the model learns as well from a sample, at a fixed cost.
+MAX_TRAINING_SOURCES = 1500
+
+#: What the folds rank: the crawl with some links hidden, and the sources to rank (None: all).
+Pool = Callable[[Crawl, "frozenset[str] | None"], list[Suggestion]]
 
 
 def features(s: Suggestion) -> list[float]:
@@ -149,10 +155,20 @@ def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:
     return int.from_bytes(digest[:4], "big") % folds
 
 
-def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Callable[[Crawl], list[Suggestion]],
-                  folds: int = FOLDS, seed: int = 0) -> tuple[list[Suggestion], list[int], list[int]]:
+def sample_sources(pairs: Sequence[tuple[str, str]], limit: int = MAX_TRAINING_SOURCES,
+                   seed: int = 0) -> frozenset[str] | None:
+    """At most ``limit`` of the pairs' sources, drawn at random (None: all of them, fewer than that)."""
+    sources = sorted({source for source, _ in pairs})
+    if len(sources) <= limit:
+        return None
+    return frozenset(random.Random(seed).sample(sources, limit))
+
+
+def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Pool,
+                  folds: int = FOLDS, seed: int = 0,
+                  sources: frozenset[str] | None = None) -> tuple[list[Suggestion], list[int], list[int]]:
     """Rows, labels (1 = an editors' link) and fold numbers from ``folds`` rounds of hiding ``pairs``
-    (``training_pairs``)."""
+    (``training_pairs``), ranking only ``sources`` when given."""
     order = list(pairs)
     random.Random(seed).shuffle(order)
     fold_of = {pair: i % folds for i, pair in enumerate(order)}
@@ -163,7 +179,7 @@ def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Callable
         hidden = {pair for pair, f in fold_of.items() if f == fold}
         visible = replace(crawl, links=[link for link in crawl.links
                                         if (link.source_url, link.target_url) not in hidden])
-        for s in pool(visible):
+        for s in pool(visible, sources):
             pair = (s.source_url, s.target_url)
             if pair in hidden:
                 label = 1
@@ -186,7 +202,7 @@ def cut_report(probabilities: np.ndarray, labels: np.ndarray, cut: float, links:
             "recall": round(found / links, 4) if links else 0.0}
 
 
-def learn(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestion]],
+def learn(crawl: Crawl, options: Options, pool: Pool,
           folds: int = FOLDS, seed: int = 0) -> ConfidenceModel:
     """The site's confidence model, with its cross-fold report; the prior when the site has too few links."""
     pairs = training_pairs(crawl, options)
@@ -195,7 +211,11 @@ def learn(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestio
         model.report = {"why_prior": f"{len(pairs)} links in running text between content pages "
                                      f"(< {MIN_LINKS})"}
         return model
-    rows, labels, fold_ids = labelled_rows(crawl, pairs, pool, folds, seed)
+    sources = sample_sources(pairs, seed=seed)
+    all_pairs = len(pairs)
+    if sources is not None:
+        pairs = [pair for pair in pairs if pair[0] in sources]
+    rows, labels, fold_ids = labelled_rows(crawl, pairs, pool, folds, seed, sources)
     y = np.array(labels)
     if y.sum() < MIN_POSITIVES or y.sum() == len(y):
         model = prior()
@@ -236,7 +256,9 @@ def learn(crawl: Crawl, options: Options, pool: Callable[[Crawl], list[Suggestio
                          "predicted": round(float(held_out[inside].mean()), 4),
                          "observed": round(float(y[inside].mean()), 4)})
     model.report = {
-        "links": len(pairs), "rows": len(y), "positives": int(y.sum()), "folds": folds, "seed": seed,
+        "links": len(pairs), "site_links": all_pairs,
+        "sampled_sources": len(sources) if sources is not None else None, "rows": len(y),
+        "positives": int(y.sum()), "folds": folds, "seed": seed,
         "brier": round(float(np.mean((held_out - y) ** 2)), 4), "auc": round(auc, 4),
         "calibration": bins,
         "at_cut": cut_report(held_out, y, options.min_confidence, len(pairs)),

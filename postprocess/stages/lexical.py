@@ -17,6 +17,7 @@ Two signals that embeddings alone miss on documentation and product sites:
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections import Counter, defaultdict
@@ -253,7 +254,16 @@ class SiteEvidence:
         self.lexical = LexicalIndex(documents)
         self.lexical_rows, self.lexical_sims = self.lexical.neighbours(max(1, neighbours))
         self.names = NameIndex(titles, anchor_uses, texts)
+        self._titles, self._texts = titles, texts
         self._mentions: dict[int, dict[int, Mention]] = {}
+
+    def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:
+        """The same pages with other links (confidence folds, evaluation): the TF-IDF index and
+        its neighbours depend on the pages alone and are kept; the names are made again."""
+        evidence = copy.copy(self)
+        evidence.names = NameIndex(self._titles, anchor_uses, self._texts)
+        evidence._mentions = {}
+        return evidence
 
     def mentions(self, source: int) -> dict[int, Mention]:
         """Targets named in the source's text (cached per source)."""

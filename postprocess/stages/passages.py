@@ -5,7 +5,7 @@ something else ("Press enquiries" on an about page, near the French-press guide)
 Each anchored row's paragraph (its block) is embedded with the page model and
 compared with the target page's vector: the ``passage`` score part. Vectors are
 kept by a hash of the text, in memory across calls and in
-``OUT/cache/passages-<model>.parquet`` across runs.
+``OUT/cache/passages-<model>/`` (appended parts, ``vector_cache``) across runs.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.embed import Embedder, Embeddings, model_slug
-from postprocess.stages.output import replace_atomically
+from postprocess.stages.vector_cache import VectorParts
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200
@@ -39,12 +38,17 @@ class PassageVectors:
         self._load = None if isinstance(model, Embedder) else model
         self.model_id = model_id or (self._model.model_id if self._model else "")
         self.vectors: dict[str, np.ndarray] = {}
-        self.path = Path(cache_dir) / f"passages-{model_slug(self.model_id)}.parquet" if cache_dir else None
+        slug = model_slug(self.model_id)
+        self.parts = (VectorParts(Path(cache_dir) / f"passages-{slug}",
+                                  Path(cache_dir) / f"passages-{slug}.parquet") if cache_dir else None)
         self._on_disk: set[str] = set()
-        if self.path is not None and self.path.exists():
-            table = pq.read_table(self.path)
-            for key, vec in zip(table["key"].to_pylist(), table["vector"].to_pylist(), strict=True):
-                self.vectors[key] = np.asarray(vec, dtype=np.float32)
+        if self.parts is not None:
+            for table in self.parts.tables():
+                values = table["vector"].combine_chunks()
+                flat = values.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+                offsets = values.offsets.to_numpy()
+                for i, key in enumerate(table["key"].to_pylist()):
+                    self.vectors[key] = flat[offsets[i]:offsets[i + 1]]
             self._on_disk = set(self.vectors)
         self.embedded = 0
 
@@ -71,14 +75,15 @@ class PassageVectors:
         return np.stack([self.vectors[k] for k in keys])
 
     def save(self) -> None:
-        """Write the cache when new vectors were made (temporary name, then rename)."""
-        if self.path is None or set(self.vectors) <= self._on_disk:
+        """Append the vectors made since the last save as one new part of the cache."""
+        if self.parts is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = sorted(self.vectors)
-        table = pa.table({"key": keys, "vector": [self.vectors[k].tolist() for k in keys]})
-        replace_atomically(self.path, lambda tmp: pq.write_table(table, tmp))
-        self._on_disk = set(keys)
+        keys = sorted(set(self.vectors) - self._on_disk)
+        if not keys:
+            return
+        vectors = pa.array([self.vectors[k].tolist() for k in keys], pa.list_(pa.float32()))
+        self.parts.append(pa.table({"key": pa.array(keys, pa.string()), "vector": vectors}))
+        self._on_disk.update(keys)
 
 
 def add_passage_scores(rows: Sequence[Suggestion], embeddings: Embeddings, passages: PassageVectors) -> None:

@@ -26,6 +26,7 @@ pair above it.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -96,16 +97,25 @@ class Evidence:
         ordered = [pages[u] for u in urls]
         site = site_title_parts([p.title for p in ordered])
         row = {u: i for i, u in enumerate(urls)}
-        uses = [(row[link.source_url], row[link.target_url], link.anchor_text or "") for link in crawl.links
-                if link.position == "content" and link.source_url in row and link.target_url in row]
         self.site = SiteEvidence(
             urls,
             [(p.h1, clean_title(p.title, site)) for p in ordered],
             [page_document(p.title, p.h1, p.headings, p.text) for p in ordered],
             [p.text for p in ordered],
-            uses,
+            _anchor_uses(crawl, row),
             neighbours,
         )
+        self._count_inbound(crawl)
+
+    def with_links(self, crawl: Crawl) -> Evidence:
+        """This evidence for the same pages with other links (a confidence fold hides some): the
+        lexical index is kept, names and inbound counts are made again."""
+        evidence = copy.copy(self)
+        evidence.site = self.site.with_anchor_uses(_anchor_uses(crawl, self.site.row))
+        evidence._count_inbound(crawl)
+        return evidence
+
+    def _count_inbound(self, crawl: Crawl) -> None:
         pairs = {(link.source_url, link.target_url) for link in crawl.links
                  if link.source_url != link.target_url}
         self.inbound: dict[str, int] = {}
@@ -146,6 +156,12 @@ class Evidence:
             "mention": round(mention.weight if mention else 0.0, 6),
             "needs_links": round(needs_links(self.inbound.get(target_url, 0)), 6),
         }
+
+
+def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]]:
+    """(source row, target row, anchor text) of the crawl's in-content links between indexed pages."""
+    return [(row[link.source_url], row[link.target_url], link.anchor_text or "") for link in crawl.links
+            if link.position == "content" and link.source_url in row and link.target_url in row]
 
 
 def more_candidates(source_url: str, neighbours: list[tuple[str, float]],
