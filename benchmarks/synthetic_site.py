@@ -187,7 +187,8 @@ class SyntheticSite:
             for target in targets[:per_block]:
                 anchor = self.title(target)
                 text += " See "
-                link_spans.append({"start": len(text), "end": len(text) + len(anchor), "url": self.url(target)})
+                link_spans.append({"start": len(text), "end": len(text) + len(anchor),
+                                   "url": self.url(target)})
                 text += anchor + "."
                 links.append((self.url(target), anchor, "content"))
             targets = targets[per_block:]
@@ -329,13 +330,26 @@ def serve(site: SyntheticSite, port: int) -> ThreadingHTTPServer:
                 self.send_error(404)
                 return
             data = body.encode()
+            etag = '"' + hashlib.sha1(data).hexdigest()[:16] + '"'
+            if self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                server.not_modified += 1
+                return
             self.send_response(200)
             self.send_header("Content-Type", "application/xml" if self.path.endswith(".xml") else "text/html")
             self.send_header("Content-Length", str(len(data)))
+            self.send_header("ETag", etag)
             self.end_headers()
             self.wfile.write(data)
+            server.full += 1
+            server.bytes_sent += len(data)
 
-    return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server.full = server.not_modified = server.bytes_sent = 0  # type: ignore[attr-defined]
+    return server
 
 
 def iter_pages(site: SyntheticSite) -> Iterator[Page]:

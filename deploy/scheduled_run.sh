@@ -6,6 +6,8 @@
 # Usage: deploy/scheduled_run.sh START_URL [NAME=VALUE ...]
 #   NAME=VALUE pairs go to schedule.json as they are: spider arguments
 #   (max_pages=5000, scope=path) and per-job settings (setting=AUTOTHROTTLE_MAX_DELAY=10).
+#   Crawls are incremental (incremental=1: conditional requests against the site's previous job,
+#   unchanged pages carried over); pass incremental=0 for a full recrawl.
 #
 # Environment (all optional):
 #   SCRAPYD_URL          Scrapyd to schedule on (default http://127.0.0.1:6800/)
@@ -54,6 +56,7 @@ if [ -n "${SCRAPYD_USERNAME:-}" ]; then
 fi
 fields=(--data-urlencode project=linkspider --data-urlencode spider=site
         --data-urlencode "start=$start" --data-urlencode "out=$crawl")
+case " $* " in *" incremental="*) ;; *) fields+=(--data-urlencode incremental=1) ;; esac
 for pair in "$@"; do
   fields+=(--data-urlencode "$pair")
 done

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 #: Every argument the ``site`` spider accepts (``_job`` is passed by Scrapyd).
-KNOWN_ARGUMENTS = ("start", "out", "max_pages", "scope", "render", "job", "_job")
+KNOWN_ARGUMENTS = ("start", "out", "max_pages", "scope", "render", "incremental", "job", "_job")
 SCOPES = ("host", "path")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -35,6 +35,7 @@ class CrawlArguments:
     scope: str  # host | path
     render: bool  # render pages with a browser (scrapy-playwright)
     job: str | None  # job id from -a job= or Scrapyd's _job; None = generate one
+    incremental: bool = False  # conditional requests and carry-over from the previous job in ``out``
 
 
 def parse_arguments(
@@ -44,6 +45,7 @@ def parse_arguments(
     default_max_pages: int = 0,
     default_scope: str = "host",
     default_render: bool = False,
+    default_incremental: bool = False,
 ) -> CrawlArguments:
     """Validate the spider arguments ``args`` (strings) against the defaults from settings."""
     unknown = sorted(set(args) - set(KNOWN_ARGUMENTS))
@@ -58,6 +60,7 @@ def parse_arguments(
         scope=_scope(args.get("scope"), default_scope),
         render=_flag("render", args.get("render"), default_render),
         job=_job(args.get("job") or args.get("_job")),
+        incremental=_flag("incremental", args.get("incremental"), default_incremental),
     )
 
 

@@ -2,9 +2,10 @@
 
 This module is the contract between the crawl and postprocess: every part file
 under ``pages/``, ``links/`` and ``skipped/`` is written with exactly these
-schemas. postprocess never imports this module; it checks the columns it needs
-when it loads a crawl (see ``postprocess/load.py``), so the README's table of
-columns must stay in step with this file.
+schemas. It imports nothing of Scrapy: postprocess imports it (and nothing else of
+linkspider) to check every part's schema version, columns and types when it loads
+a crawl (``postprocess/stages/load.py``). The README's table of columns must stay in
+step with this file.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from linkspider.extract import PageContent
 
-#: Version of the crawl dataset. 2: pages gained ``kind`` and ``blocks``.
-SCHEMA_VERSION = "2"
+#: Version of the crawl dataset. 2: pages gained ``kind`` and ``blocks``; 3: ``etag`` and
+#: ``last_modified`` (the response's validators, for conditional recrawls).
+SCHEMA_VERSION = "3"
+#: Versions postprocess reads (3 only added columns it does not need).
+READABLE_VERSIONS = ("2", "3")
 
 #: Where a link stands on its page.
 POSITIONS = ("content", "nav", "header", "footer", "aside", "other")
@@ -94,6 +98,8 @@ PAGE_SCHEMA = pa.schema(
         pa.field("blocks", pa.list_(BLOCK_TYPE)),  # the main content block by block (schema 2)
         pa.field("fetched_at", pa.timestamp("us", tz="UTC")),
         pa.field("job", pa.string()),  # crawl job id (Scrapyd's _job, or generated)
+        pa.field("etag", pa.string()),  # the response's ETag header (schema 3)
+        pa.field("last_modified", pa.string()),  # its Last-Modified header, as sent (schema 3)
     ],
     metadata=_META,
 )
@@ -164,3 +170,13 @@ class CrawledPage:
     found_by: str  # one of FOUND_BY
     fetched_at: datetime
     internal: list[bool] = field(default_factory=list)  # targets[i] is on the start URL's origin
+    etag: str | None = None  # validators of the response, sent back on the next crawl
+    last_modified: str | None = None
+
+
+@dataclass
+class CarriedPage:
+    """A page the server answered 304 Not Modified: its rows of the previous job are carried over."""
+
+    url: str
+    previous_job: str

@@ -1,7 +1,10 @@
 """Atomic Parquet part files: buffered rows of one table written as ``part-*.parquet``.
 
-A :class:`PartWriter` buffers rows and writes them as one part file every
-``flush_rows`` rows and at close. Each part is written to a hidden temporary
+A :class:`PartWriter` buffers rows and writes them as one part file when
+``flush_rows`` rows or about ``flush_bytes`` bytes are buffered, when the oldest
+buffered row is ``flush_seconds`` old, and at close: a million-page crawl makes
+hundreds of parts, not hundreds of thousands, and a kill -9 loses at most one
+flush interval. Each part is written to a hidden temporary
 name (``.tmp-part-…``) and renamed into place with ``os.replace``, so readers
 that glob ``part-*.parquet`` never see a half-written file: a crash loses at
 most the rows not yet flushed. Part names carry the job id, a UTC stamp, the
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,10 +45,18 @@ class PartWriter:
         job: str,
         *,
         flush_rows: int = 500,
+        flush_bytes: int = 0,
+        flush_seconds: float = 0.0,
         compression: str = "zstd",
     ) -> None:
         if flush_rows < 1:
             raise ValueError(f"flush_rows must be >= 1, got {flush_rows}")
+        if flush_bytes < 0 or flush_seconds < 0:
+            raise ValueError("flush_bytes and flush_seconds must not be negative")
+        self.flush_bytes = flush_bytes  # 0: no byte limit
+        self.flush_seconds = flush_seconds  # 0: no timer
+        self._bytes = 0
+        self._since: float | None = None
         self.directory = Path(directory)
         self.schema = schema
         self.job = job
@@ -69,10 +81,19 @@ class PartWriter:
         return len(self._rows)
 
     def add(self, row: Mapping[str, Any]) -> None:
-        """Buffer one row; writes a part file when ``flush_rows`` rows are buffered."""
+        """Buffer one row; writes a part file when a limit (rows, bytes, age) is reached."""
+        if not self._rows:
+            self._since = time.monotonic()
         self._rows.append(row)
-        if len(self._rows) >= self.flush_rows:
+        self._bytes += row_bytes(row)
+        if (len(self._rows) >= self.flush_rows or (self.flush_bytes and self._bytes >= self.flush_bytes)
+                or self.due()):
             self.flush()
+
+    def due(self) -> bool:
+        """Whether the oldest buffered row has waited ``flush_seconds`` (the timer's check)."""
+        return bool(self.flush_seconds and self._rows and self._since is not None
+                    and time.monotonic() - self._since >= self.flush_seconds)
 
     def add_many(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Buffer several rows."""
@@ -83,7 +104,24 @@ class PartWriter:
         """Write the buffered rows as one part file (atomically); None when nothing is buffered."""
         if not self._rows:
             return None
-        table = pa.Table.from_pylist(self._rows, schema=self.schema)
+        final = self._write(pa.Table.from_pylist(self._rows, schema=self.schema))
+        self.rows_written += len(self._rows)
+        self._rows = []
+        self._bytes = 0
+        self._since = None
+        return final
+
+    def write_table(self, table: pa.Table) -> Path | None:
+        """Write rows already in Arrow form as one part (columns missing from ``table`` are null)."""
+        if table.num_rows == 0:
+            return None
+        columns = [table[f.name].cast(f.type) if f.name in table.column_names
+                   else pa.nulls(table.num_rows, f.type) for f in self.schema]
+        final = self._write(pa.Table.from_arrays(columns, schema=self.schema))
+        self.rows_written += table.num_rows
+        return final
+
+    def _write(self, table: pa.Table) -> Path:
         self._seq += 1
         name = part_name(self.job, self._seq, stamp=self._stamp)
         final = self.directory / name
@@ -99,14 +137,31 @@ class PartWriter:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        self.rows_written += len(self._rows)
-        self._rows = []
         self.parts.append(final)
         return final
 
     def close(self) -> None:
         """Flush what is left."""
         self.flush()
+
+
+def row_bytes(row: Mapping[str, Any]) -> int:
+    """About how many bytes a row takes in a part: its strings (block texts included), 8 per other value."""
+    size = 0
+    for value in row.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    size += len(item)
+                elif isinstance(item, Mapping):
+                    size += len(item.get("text") or "") + 16 * (len(item.get("links") or ()) + 1)
+                else:
+                    size += 8
+        else:
+            size += 8
+    return size
 
 
 def read_table(directory: str | os.PathLike[str], schema: pa.Schema | None = None) -> pa.Table:

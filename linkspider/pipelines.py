@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linkspider.extract import content_hash
-from linkspider.items import TABLES, CrawledPage, LinkRecord, PageRecord, SkipRecord
+from linkspider.items import TABLES, CarriedPage, CrawledPage, LinkRecord, PageRecord, SkipRecord
 from linkspider.parquet import PartWriter
 
 if TYPE_CHECKING:
@@ -82,6 +83,8 @@ def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
         kind=c.kind,
         blocks=[block.as_row(canonical.get) for block in c.blocks],
         fetched_at=page.fetched_at,
+        etag=page.etag,
+        last_modified=page.last_modified,
     )
     links = []
     internal = page.internal
@@ -105,24 +108,48 @@ def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
 class PartWriterPipeline:
     """Writes pages, links and skipped rows as Parquet part files (one writer per table)."""
 
-    def __init__(self, crawler: Crawler, out: str, flush_rows: int) -> None:
+    def __init__(self, crawler: Crawler, out: str, flush_rows: int, flush_bytes: int = 0,
+                 flush_seconds: float = 0.0) -> None:
         self.crawler = crawler
         self.out = Path(out)
         self.flush_rows = flush_rows
+        self.flush_bytes = flush_bytes
+        self.flush_seconds = flush_seconds
         self.writers: dict[str, PartWriter] = {}
+        self._timer: Any = None
+        self.carried: set[str] = set()  # pages answered 304: their previous rows are copied at close
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartWriterPipeline:
-        flush_rows = crawler.settings.getint("LINKSPIDER_FLUSH_ROWS")
+        settings = crawler.settings
+        flush_rows = settings.getint("LINKSPIDER_FLUSH_ROWS")
+        flush_bytes = settings.getint("LINKSPIDER_FLUSH_BYTES")
+        flush_seconds = settings.getfloat("LINKSPIDER_FLUSH_SECONDS")
         if flush_rows < 1:
             raise ValueError(f"LINKSPIDER_FLUSH_ROWS must be >= 1, got {flush_rows}")
-        return cls(crawler, crawler.settings.get("LINKSPIDER_OUTPUT"), flush_rows)
+        if flush_bytes < 0 or flush_seconds < 0:
+            raise ValueError("LINKSPIDER_FLUSH_BYTES and LINKSPIDER_FLUSH_SECONDS must not be negative")
+        return cls(crawler, settings.get("LINKSPIDER_OUTPUT"), flush_rows, flush_bytes, flush_seconds)
+
+    def open_spider(self) -> None:
+        """Start the flush timer: parts are written at least every ``LINKSPIDER_FLUSH_SECONDS``."""
+        if self.flush_seconds:
+            from twisted.internet import task
+
+            self._timer = task.LoopingCall(self._flush_due)
+            self._timer.start(max(0.5, min(5.0, self.flush_seconds / 4)), now=False)
+
+    def _flush_due(self) -> None:
+        for writer in self.writers.values():
+            if writer.due():
+                writer.flush()
 
     def _writer(self, table: str) -> PartWriter:
         writer = self.writers.get(table)
         if writer is None:
             job = getattr(self.crawler.spider, "job", None) or "crawl"
-            writer = PartWriter(self.out / table, TABLES[table], job, flush_rows=self.flush_rows)
+            writer = PartWriter(self.out / table, TABLES[table], job, flush_rows=self.flush_rows,
+                                flush_bytes=self.flush_bytes, flush_seconds=self.flush_seconds)
             self.writers[table] = writer
         return writer
 
@@ -141,9 +168,29 @@ class PartWriterPipeline:
             skipped = self._writer("skipped")
             item["job"] = skipped.job
             skipped.add(item)
+        elif isinstance(item, CarriedPage):
+            self.carried.add(item.url)
         return item
 
+    def carry_over(self) -> None:
+        """Copy the previous job's rows of the pages answered 304 into this job's parts."""
+        previous = getattr(self.crawler.spider, "previous", None)
+        if previous is None or not self.carried:
+            return
+        now = datetime.now(UTC)
+        for table, key in (("pages", "url"), ("links", "source_url")):
+            writer = self._writer(table)
+            writer.flush()
+            for rows in previous.carried_rows(table, self.carried, key, writer.job, now):
+                writer.write_table(rows)
+        self.crawler.stats.set_value("linkspider/carried_pages", len(self.carried))
+        logger.info("linkspider: %d unchanged pages carried over from job %s", len(self.carried),
+                    previous.job)
+
     def close_spider(self) -> None:
+        if self._timer is not None and self._timer.running:
+            self._timer.stop()
+        self.carry_over()
         for table, writer in self.writers.items():
             writer.close()
             logger.info(

@@ -14,7 +14,9 @@ ITEM_PIPELINES = {
 
 # --- linkspider options -----------------------------------------------------
 LINKSPIDER_OUTPUT = "data/crawl"  # crawl directory (pages/, links/, skipped/); -a out= overrides
-LINKSPIDER_FLUSH_ROWS = 500  # rows buffered per table before a part file is written
+LINKSPIDER_FLUSH_ROWS = 50_000  # rows buffered per table before a part file is written
+LINKSPIDER_FLUSH_BYTES = 64 * 1024 * 1024  # or about this many bytes of text (0 = no byte limit)
+LINKSPIDER_FLUSH_SECONDS = 60.0  # or when the oldest buffered row is this old (0 = off): what a kill -9 loses
 LINKSPIDER_MAX_PAGES = 0  # page cap (0 = no cap); -a max_pages= overrides
 LINKSPIDER_THIN_WORDS = 200  # pages with fewer main-text words are flagged thin
 LINKSPIDER_KEEP_PARAMS: list[str] = []  # query parameters that make a distinct page (e.g. "lang")
@@ -24,6 +26,7 @@ LINKSPIDER_INDEX_PAGES = ["index.html", "index.htm"]  # default documents collap
 LINKSPIDER_TRAILING_SLASH = "add"  # "add": extensionless paths end in /; "strip"; "keep"
 LINKSPIDER_SCOPE = "host"  # "host": the start URL's origin; "path": under the start path
 LINKSPIDER_SITEMAPS = True  # also seed from robots.txt Sitemap lines and /sitemap.xml
+LINKSPIDER_INCREMENTAL = False  # conditional requests + carry-over from the previous job (-a incremental=1)
 LINKSPIDER_RENDER_JS = False  # render pages with scrapy-playwright (-a render=1)
 LINKSPIDER_CHROMIUM_PATH = "/usr/bin/chromium"  # browser used when rendering
 

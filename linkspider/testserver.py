@@ -14,6 +14,9 @@ It behaves like a real static host where that matters to a crawl:
 - ``{{BASE}}`` in ``.html``, ``.xml`` and ``.txt`` files is replaced by the base
   URL without its trailing slash (``http://127.0.0.1:PORT``), so robots.txt,
   sitemaps and absolute links work on whatever port the server got;
+- ``ETag`` (a hash of the body) and ``Last-Modified`` (the file's mtime) on every file,
+  and ``304 Not Modified`` for ``If-None-Match`` / ``If-Modified-Since`` that still hold
+  (``If-None-Match`` wins, as in RFC 9110), so recrawls can be conditional;
 - an optional delay per request (argument, or ``LINKSPIDER_TESTSERVER_DELAY``
   seconds) slows a crawl down so that tests can interrupt it mid-way.
 
@@ -24,6 +27,7 @@ Use ``with serve("sample_site") as base_url: ...`` in tests, or
 from __future__ import annotations
 
 import argparse
+import hashlib
 import mimetypes
 import os
 import sys
@@ -31,6 +35,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -121,6 +126,7 @@ class SiteServer(ThreadingHTTPServer):
         self.redirects = read_redirects(self.root)
         self.delay = parse_delay(os.environ.get(DELAY_ENV)) if delay is None else delay
         self.requests: list[str] = []  # request paths (with query) in arrival order
+        self.responses: list[tuple[str, int, int]] = []  # (path, status, body bytes) as answered
         self._lock = threading.Lock()
         super().__init__((HOST, port), SiteHandler)
 
@@ -172,7 +178,26 @@ class SiteHandler(BaseHTTPRequestHandler):
         if file is None or not file.is_file():
             self._not_found(send_body)
             return
-        self._send(200, content_type(file), self._body(file), send_body)
+        body = self._body(file)
+        etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+        modified = int(file.stat().st_mtime)
+        validators = {"ETag": etag, "Last-Modified": formatdate(modified, usegmt=True)}
+        if self._not_modified(etag, modified):
+            self._send(304, content_type(file), b"", send_body, headers=validators)
+            return
+        self._send(200, content_type(file), body, send_body, headers=validators)
+
+    def _not_modified(self, etag: str, modified: int) -> bool:
+        match = self.headers.get("If-None-Match")
+        if match is not None:
+            return etag in [tag.strip() for tag in match.split(",")] or match.strip() == "*"
+        since = self.headers.get("If-Modified-Since")
+        if since:
+            try:
+                return modified <= int(parsedate_to_datetime(since).timestamp())
+            except (TypeError, ValueError):
+                return False
+        return False
 
     def _resolve(self, path: str) -> Path | None:
         """The file or folder for a URL path, or None if it is missing, hidden or outside the root."""
@@ -201,12 +226,17 @@ class SiteHandler(BaseHTTPRequestHandler):
         body = self._body(page) if page.is_file() else DEFAULT_404
         self._send(404, "text/html; charset=utf-8", body, send_body)
 
-    def _send(self, status: int, ctype: str, body: bytes, send_body: bool, location: str = "") -> None:
+    def _send(self, status: int, ctype: str, body: bytes, send_body: bool, location: str = "",
+              headers: dict[str, str] | None = None) -> None:
+        with self.server._lock:
+            self.server.responses.append((self.path, status, len(body) if send_body else 0))
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         if location:
             self.send_header("Location", location)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if send_body:
             self.wfile.write(body)

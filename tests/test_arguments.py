@@ -36,6 +36,10 @@ from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
             {"start": "https://example.com/", "render": "false", "max_pages": "0"},
             CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, None),
         ),
+        (
+            {"start": "https://example.com/", "incremental": "1"},
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, None, incremental=True),
+        ),
     ],
 )
 def test_valid_arguments(args: dict[str, str], expected: CrawlArguments) -> None:
@@ -67,6 +71,7 @@ def test_defaults_come_from_settings() -> None:
         ({"start": "https://example.com/", "max_pages": "1.5"}, "max_pages must be a whole number"),
         ({"start": "https://example.com/", "scope": "domain"}, "scope must be one of host, path"),
         ({"start": "https://example.com/", "render": "maybe"}, "render must be 0 or 1"),
+        ({"start": "https://example.com/", "incremental": "often"}, "incremental must be 0 or 1"),
         ({"start": "https://example.com/", "out": ""}, "out must name a directory"),
         ({"start": "https://example.com/", "job": "../etc"}, "job must be"),
         ({"start": "https://example.com/", "strat": "x"}, "unknown argument 'strat'"),

@@ -129,3 +129,27 @@ def test_killed_writer_leaves_only_complete_parts(tmp_path: Path) -> None:
     rows = read_table(tmp_path)
     assert rows.num_rows == 200 * len(parts)
     assert len(set(rows.column("url").to_pylist())) == rows.num_rows
+
+
+def test_flushes_when_the_buffer_reaches_its_byte_limit(tmp_path: Path) -> None:
+    writer = PartWriter(tmp_path, SKIP_SCHEMA, "j1", flush_rows=1000, flush_bytes=200)
+    for i in range(10):
+        writer.add({**skip_row(i), "detail": "x" * 90})  # ~120 bytes a row: a part every 2 rows
+    assert len(writer.parts) == 5 and writer.pending == 0
+    assert [pq.read_table(p).num_rows for p in writer.parts] == [2] * 5
+
+
+def test_flushes_when_the_oldest_row_has_waited_its_interval(tmp_path: Path) -> None:
+    writer = PartWriter(tmp_path, SKIP_SCHEMA, "j1", flush_rows=1000, flush_seconds=0.3)
+    writer.add(skip_row(0))
+    assert not writer.due() and writer.parts == []
+    time.sleep(0.35)
+    assert writer.due()
+    writer.add(skip_row(1))  # the next row finds the buffer overdue
+    assert len(writer.parts) == 1 and pq.read_table(writer.parts[0]).num_rows == 2
+    assert not writer.due()
+
+
+def test_flush_limits_must_not_be_negative(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="negative"):
+        PartWriter(tmp_path, SKIP_SCHEMA, "j1", flush_bytes=-1)

@@ -170,5 +170,28 @@ def test_an_older_crawl_is_named_with_what_to_do(tmp_path):
     newer = pa.schema(PAGE_SCHEMA, metadata={b"linkspider_schema_version": b"9"})
     pq.write_table(pa.Table.from_pylist([page(url("/a/"), "A", "x")], schema=newer),
                    tmp_path / "pages" / "part-old-0001.parquet")
-    with pytest.raises(InputError, match="version 9; this postprocess reads version 2"):
+    with pytest.raises(InputError, match="version 9; this postprocess reads versions 2 and 3"):
+        load_crawl(tmp_path)
+
+
+def test_a_schema_2_crawl_without_validators_still_loads(tmp_path):
+    import pyarrow as pa
+
+    v2 = pa.schema([f for f in PAGE_SCHEMA if f.name not in ("etag", "last_modified")],
+                   metadata={b"linkspider_schema_version": b"2"})
+    row = {k: v for k, v in page(url("/a/"), "A", "Some text.").items() if k in v2.names}
+    (tmp_path / "pages").mkdir()
+    pq.write_table(pa.Table.from_pylist([row], schema=v2), tmp_path / "pages" / "part-old-0001.parquet")
+    assert [p.url for p in load_crawl(tmp_path).pages] == [url("/a/")]
+
+
+def test_a_column_of_another_type_is_named(tmp_path):
+    import pyarrow as pa
+
+    fields = [pa.field("status", pa.string()) if f.name == "status" else f for f in PAGE_SCHEMA]
+    odd = pa.schema(fields, metadata=PAGE_SCHEMA.metadata)
+    row = {**page(url("/a/"), "A", "Some text."), "status": "200"}
+    (tmp_path / "pages").mkdir()
+    pq.write_table(pa.Table.from_pylist([row], schema=odd), tmp_path / "pages" / "part-x-0001.parquet")
+    with pytest.raises(InputError, match="column 'status' is string, the crawl dataset says int32"):
         load_crawl(tmp_path)

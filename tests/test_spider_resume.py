@@ -80,3 +80,20 @@ def test_sigkill_mid_crawl_leaves_only_complete_parts(tmp_path: Path) -> None:
         pq.read_table(part)  # every part left behind is readable
     pages = read_table(out / "pages").num_rows
     assert pages % 3 == 0 and pages < SITE_PAGES  # whole batches only; the unflushed rows are lost
+
+
+def test_the_flush_timer_writes_parts_of_a_running_crawl(tmp_path: Path) -> None:
+    """Row and byte limits far away: the timer alone writes parts while the crawl runs, so a
+    kill -9 loses at most one interval of rows."""
+    out = tmp_path / "out"
+    settings = {**SLOW, "LINKSPIDER_FLUSH_ROWS": 100_000, "LINKSPIDER_FLUSH_SECONDS": 1}
+    with running(SAMPLE_SITE, delay=0.2) as server:
+        proc = subprocess.Popen(scrapy_crawl_command(server.url, out, settings=settings), cwd=REPO,
+                                stderr=subprocess.DEVNULL, text=True)
+        try:
+            wait_until(lambda: len(list((out / "pages").glob("part-*.parquet"))) >= 2, proc)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+    pages = read_table(out / "pages").num_rows
+    assert 0 < pages < SITE_PAGES

@@ -1,7 +1,7 @@
 """The ``site`` spider: crawl one site breadth-first and record its pages, links and skips.
 
 ``scrapy crawl site -a start=URL [-a out=DIR] [-a max_pages=N] [-a scope=host|path]
-[-a render=0|1] [-a job=ID]``
+[-a render=0|1] [-a incremental=0|1] [-a job=ID]``
 
 - Requests are made for canonical URLs (``urls.canonical_url``); parameter and
   pagination URLs are recorded in ``skipped`` once and never fetched.
@@ -15,6 +15,12 @@
   links are followed and the canonical URL is scheduled.
 - When the link crawl drains, robots.txt Sitemap lines and /sitemap.xml seed
   the pages no link reached (``found_by='sitemap'``, ``depth`` null).
+- ``incremental=1`` (a scheduled recrawl into the same ``out``): the newest earlier job
+  there (``linkspider.previous``) gives each request ``If-None-Match`` /
+  ``If-Modified-Since``; a 304 page is not parsed, its previous links are followed
+  and its previous rows are carried into the new job when the crawl closes. The
+  sitemap is read first, and entries whose ``lastmod`` is newer than the previous
+  fetch (or that are new) are fetched before the rest.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ from w3lib.html import get_meta_refresh
 
 from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import extract_page
-from linkspider.items import CrawledPage, SkipRecord
+from linkspider.items import CarriedPage, CrawledPage, SkipRecord
+from linkspider.previous import PreviousCrawl
 from linkspider.urls import INDEX_PAGES, UrlPolicy, canonical_url, in_scope, same_origin, skip_reason
 
 if TYPE_CHECKING:
@@ -57,6 +64,7 @@ logger = logging.getLogger(__name__)
 META = "linkspider"  # request.meta key of the spider's own bookkeeping
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
+MAX_SITEMAPS_FIRST = 50  # sitemaps an incremental crawl reads before it starts (index + children)
 MAX_SPELLING_HOPS = 2  # redirects between spellings of one canonical URL before giving up
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -94,6 +102,11 @@ def new_job_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
+
+
 def is_html(content_type: str) -> bool:
     """True for an HTML or XHTML Content-Type header value."""
     return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
@@ -113,6 +126,7 @@ class SiteSpider(Spider):
             default_max_pages=settings.getint("LINKSPIDER_MAX_PAGES"),
             default_scope=settings.get("LINKSPIDER_SCOPE") or "host",
             default_render=settings.getbool("LINKSPIDER_RENDER_JS"),
+            default_incremental=settings.getbool("LINKSPIDER_INCREMENTAL"),
         )
         try:
             url_policy(settings)
@@ -177,6 +191,7 @@ class SiteSpider(Spider):
         self.page_count = 0  # pages recorded (persisted across resumes)
         self.sitemaps_seeded = False
         self.meta_refresh_maxdelay: float | None = None  # seconds; None = meta refresh ignored
+        self.previous: PreviousCrawl | None = None  # the earlier job an incremental crawl builds on
 
     # --- job id and resume state ----------------------------------------------
 
@@ -210,17 +225,63 @@ class SiteSpider(Spider):
     async def start(self) -> AsyncIterator[Any]:
         self._restore()
         logger.info("linkspider: crawling %s (scope %s), job %s", self.start_url, self.scope, self.job)
+        if self.arguments.incremental:
+            self.previous = PreviousCrawl.load(self.arguments.out, self.job)
+            if self.previous is None:
+                logger.info("linkspider: incremental crawl, but no earlier job in %s: a full crawl",
+                            self.arguments.out)
+            else:
+                logger.info("linkspider: incremental crawl on job %s (%d pages)", self.previous.job,
+                            len(self.previous))
+                async for request in self.changed_first():
+                    yield request
         self.seen.add(self.start_url)
         # Not dont_filter: a resumed crawl or a shared (Redis) dupefilter drops it when seen.
         yield self.page_request(self.start_url, found_by="start", depth=0, from_url=None)
 
-    def page_request(self, url: str, *, found_by: str, depth: int | None, from_url: str | None) -> Request:
-        """The request for one page (canonical URL) and the bookkeeping it carries."""
+    def page_request(self, url: str, *, found_by: str, depth: int | None, from_url: str | None,
+                     priority: int = 0) -> Request:
+        """The request for one page (canonical URL) and the bookkeeping it carries; conditional
+        (the previous job's validators) in an incremental crawl."""
         meta: dict[str, Any] = {
             META: {"url": url, "found_by": found_by, "depth": depth, "from": from_url},
             "dont_redirect": True,
         }
-        return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta)
+        headers = self.previous.validators(url) if self.previous is not None else None
+        return Request(url, callback=self.parse_page, errback=self.on_error, meta=meta, headers=headers,
+                       priority=priority)
+
+    async def changed_first(self) -> AsyncIterator[Any]:
+        """Before the link crawl starts: the sitemaps' pages that are new or have a newer ``lastmod``
+        than their previous fetch, at a higher priority (read now, so they go out first)."""
+        assert self.previous is not None
+        parts = urlsplit(self.start_url)
+        pending = [f"{parts.scheme}://{parts.netloc}/sitemap.xml"]
+        read = 0
+        while pending and read < MAX_SITEMAPS_FIRST:
+            url = pending.pop(0)
+            read += 1
+            try:
+                response = await self.crawler.engine.download_async(Request(url, dont_filter=True))
+            except Exception as exc:  # noqa: BLE001 - no sitemap: the link crawl still finds the changes
+                logger.info("linkspider: no sitemap at %s (%s)", url, exc)
+                continue
+            for entry, target in self.sitemap_entries(response):
+                if target is None:
+                    nested = response.urljoin(entry["loc"])
+                    if same_origin(nested, self.start_url):
+                        pending.append(nested)
+                    continue
+                lastmod = entry.get("lastmod")
+                if target in self.previous and not (lastmod and self.previous.changed_since(target, lastmod)):
+                    continue
+                known = self.previous.pages.get(target)
+                nxt = self.consider(target, from_url=response.url,
+                                    found_by=(known.found_by if known and known.found_by else "sitemap"),
+                                    depth=known.depth if known else None, priority=50)
+                if nxt is not None:
+                    self.crawler.stats.inc_value("linkspider/sitemap_changed_first")
+                    yield nxt
 
     def render_request(self, response: Response) -> Request:
         """The same page again, through the browser (render=1), once the plain fetch found HTML."""
@@ -230,7 +291,7 @@ class SiteSpider(Spider):
         )
 
     def consider(
-        self, url: str, *, from_url: str | None, found_by: str, depth: int | None
+        self, url: str, *, from_url: str | None, found_by: str, depth: int | None, priority: int = 0
     ) -> Request | SkipRecord | None:
         """A request for ``url`` (canonical), a skip record, or None (seen, or another site)."""
         if url in self.seen or url in self.skipped_seen:
@@ -246,7 +307,7 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("linkspider/depth_limit")
             return None  # not marked seen: a shorter path may still reach it
         self.seen.add(url)
-        return self.page_request(url, found_by=found_by, depth=depth, from_url=from_url)
+        return self.page_request(url, found_by=found_by, depth=depth, from_url=from_url, priority=priority)
 
     def skip_once(
         self, url: str, reason: str, *, from_url: str | None, detail: str | None = None
@@ -297,6 +358,9 @@ class SiteSpider(Spider):
             yield from self.redirected(response, info, response.urljoin(
                 response.headers[b"Location"].decode("latin-1")
             ))
+            return
+        if status == 304 and self.previous is not None and url in self.previous:
+            yield from self.not_modified(url, info)
             return
         if status >= 300:
             yield self.skip(url, "http_error", from_url=info["from"], detail=str(status))
@@ -358,10 +422,32 @@ class SiteSpider(Spider):
             depth=depth,
             found_by=info["found_by"],
             fetched_at=datetime.now(UTC),
+            etag=_header(response, b"ETag"),
+            last_modified=_header(response, b"Last-Modified"),
         )
         if self.max_pages and self.page_count >= self.max_pages:
             raise CloseSpider("max_pages")
         yield from follow
+
+    def not_modified(self, url: str, info: dict[str, Any]) -> Iterator[Any]:
+        """A 304: the previous job's rows are carried over and its links followed, nothing parsed."""
+        assert self.previous is not None
+        state = self._restore()
+        if self.max_pages and self.page_count >= self.max_pages:
+            self.crawler.stats.inc_value("linkspider/over_cap")
+            return
+        self.page_count += 1
+        state["page_count"] = self.page_count
+        self.crawler.stats.inc_value("linkspider/not_modified")
+        yield CarriedPage(url=url, previous_job=self.previous.job)
+        depth = info["depth"]
+        child_depth = None if depth is None else depth + 1
+        for target in self.previous.links_of(url):
+            nxt = self.consider(target, from_url=url, found_by="link", depth=child_depth)
+            if nxt is not None:
+                yield nxt
+        if self.max_pages and self.page_count >= self.max_pages:
+            raise CloseSpider("max_pages")
 
     def redirected(
         self, response: Response, info: dict[str, Any], location: str, how: str | None = None
@@ -450,7 +536,8 @@ class SiteSpider(Spider):
         if same_origin(url, self.start_url):
             yield Request(url, callback=self.parse_sitemap, errback=self.on_sitemap_error)
 
-    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+    def sitemap_entries(self, response: Response) -> Iterator[tuple[dict[str, Any], str | None]]:
+        """(entry, canonical page URL) of a sitemap; URL None for an entry of a sitemap index."""
         if response.status != 200:
             return
         body = response.body
@@ -471,13 +558,20 @@ class SiteSpider(Spider):
             if not loc:
                 continue
             if sitemap.type == "sitemapindex":
-                yield from self.sitemap_request(response.urljoin(loc))
+                yield entry, None
             elif sitemap.type == "urlset":
                 target = self.canonical(response.urljoin(loc))
                 if target is not None:
-                    nxt = self.consider(target, from_url=response.url, found_by="sitemap", depth=None)
-                    if nxt is not None:
-                        yield nxt
+                    yield entry, target
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        for entry, target in self.sitemap_entries(response):
+            if target is None:
+                yield from self.sitemap_request(response.urljoin(entry["loc"]))
+                continue
+            nxt = self.consider(target, from_url=response.url, found_by="sitemap", depth=None)
+            if nxt is not None:
+                yield nxt
 
     def on_sitemap_error(self, failure: Failure) -> None:
         logger.info("linkspider: no sitemap at %s (%s)", failure.request.url, failure.value)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from linkspider.items import SCHEMA_VERSION
+from linkspider.items import READABLE_VERSIONS, TABLES
 from postprocess.errors import InputError
 
 PAGE_COLUMNS = ("url", "status", "title", "h1", "headings", "text", "lang", "noindex", "thin",
@@ -110,6 +110,7 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
         if missing:
             raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
         columns = list(required) + [c for c in optional if c in schema.names]
+        check_types(path, table, schema, columns)
         try:
             part = pq.read_table(path, columns=columns)
         except (OSError, pa.ArrowException) as exc:
@@ -125,13 +126,24 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
 def check_version(path: Path, schema: pa.Schema) -> None:
     """One-line InputError when a part was written by another version of the crawl dataset."""
     version = (schema.metadata or {}).get(b"linkspider_schema_version", b"").decode() or "unknown"
-    if version == SCHEMA_VERSION:
+    if version in READABLE_VERSIONS:
         return
-    if version.isdigit() and int(version) < int(SCHEMA_VERSION):
+    if version.isdigit() and int(version) < int(READABLE_VERSIONS[0]):
         raise InputError(f"{path} is crawl schema version {version}; postprocess needs version "
-                         f"{SCHEMA_VERSION} (content blocks and page kinds): crawl the site again")
-    raise InputError(f"{path} is crawl schema version {version}; this postprocess reads version "
-                     f"{SCHEMA_VERSION}: use the linkspider that wrote it")
+                         f"{READABLE_VERSIONS[0]} or later (content blocks and page kinds): "
+                         "crawl the site again")
+    raise InputError(f"{path} is crawl schema version {version}; this postprocess reads versions "
+                     f"{' and '.join(READABLE_VERSIONS)}: use the linkspider that wrote it")
+
+
+def check_types(path: Path, table: str, schema: pa.Schema, columns: Iterable[str]) -> None:
+    """One-line InputError when a column has another type than the crawl contract's
+    (``linkspider.items.TABLES``)."""
+    contract = TABLES[table]
+    for name in columns:
+        if name in contract.names and not schema.field(name).type.equals(contract.field(name).type):
+            raise InputError(f"{table} part {path.name}: column '{name}' is {schema.field(name).type}, "
+                             f"the crawl dataset says {contract.field(name).type}")
 
 
 def _blocks(rows: list[dict] | None) -> tuple[Block, ...]:
