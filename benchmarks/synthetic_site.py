@@ -60,6 +60,13 @@ def _english() -> list[str]:
     return [w for w in top_n_list("en", 4000) if w.isalpha()][:3000]
 
 
+def _topic_pool() -> list[str]:
+    """Less common real English words (wordfreq ranks 3,000-40,000): what topics are made of."""
+    from wordfreq import top_n_list
+
+    return [w for w in top_n_list("en", 40000)[3000:] if w.isalpha() and len(w) >= 4]
+
+
 def _invented(count: int, seed: int) -> list[str]:
     """``count`` distinct pronounceable invented words (the topics' own vocabulary)."""
     rng = np.random.default_rng([seed, 99])
@@ -98,8 +105,9 @@ class SyntheticSite:
         self.base = base.rstrip("/")
         self.topics = max(1, math.ceil(pages / TOPIC_SIZE))
         self.english = _english()
-        vocabulary = _invented(min(200_000, 40 * self.topics + 2000), seed)
+        vocabulary = _topic_pool()
         self.vocabulary = vocabulary
+        self.names = _invented(4000, seed)  # product and code names, one per page at most
         ranks = np.arange(1, len(self.english) + 1)
         weights = 1.0 / ranks
         self.english_p = weights / weights.sum()
@@ -166,6 +174,8 @@ class SyntheticSite:
         links: list[tuple[str, str, str]] = []
         n_content = 0 if hub else int(rng.integers(3, 90)) if not thin else 2
         targets = self._content_targets(rng, number, topic, n_content)
+        mentions = [t for t in self._content_targets(rng, number, topic, int(rng.integers(2, 7)))
+                    if t not in targets]
         per_block = max(1, math.ceil(len(targets) / max(1, length // 80)))
         pos = 0
         while pos < length:
@@ -179,7 +189,7 @@ class SyntheticSite:
             text = " ".join(chunk).capitalize() + "."
             code_spans = []
             if rng.random() < 0.08:
-                name = f"{words[int(rng.integers(40))]}_{words[int(rng.integers(40))]}()"
+                name = f"{words[int(rng.integers(40))]}_{self.names[int(rng.integers(len(self.names)))]}()"
                 start = len(text) + 5
                 text += f" Use {name} here."
                 code_spans.append({"start": start, "end": start + len(name)})
@@ -192,6 +202,8 @@ class SyntheticSite:
                 text += anchor + "."
                 links.append((self.url(target), anchor, "content"))
             targets = targets[per_block:]
+            if mentions and rng.random() < 0.5:  # a page named in passing, without a link
+                text += f" Readers of {self.title(mentions.pop()).lower()} will know this."
             kind = "list_item" if rng.random() < 0.1 else "paragraph"
             blocks.append({"kind": kind, "text": text, "code": code_spans, "links": link_spans})
             if rng.random() < 0.04:
@@ -256,7 +268,8 @@ def _rows(site: SyntheticSite, numbers: range, job: str) -> tuple[pa.Table, pa.T
                "published": "2023-06-01", "modified": page.modified, "noindex": False, "nofollow": False,
                "thin": page.thin, "depth": 1 + number % 4, "found_by": "link",
                "content_hash": hashlib.sha1(page.text.encode()).hexdigest(), "kind": page.kind,
-               "blocks": page.blocks, "fetched_at": fetched, "job": job}
+               "blocks": page.blocks, "fetched_at": fetched, "job": job,
+               "etag": '"' + hashlib.sha1(page.text.encode()).hexdigest()[:16] + '"', "last_modified": None}
         for name in pages:
             pages[name].append(row[name])
         for target, anchor, position in page.links:

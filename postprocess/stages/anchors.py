@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import bisect
 import copy
+import functools
 import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from linkspider.items import PROSE_KINDS
 from postprocess.stages.candidates import Suggestion
@@ -60,8 +63,10 @@ def _stopwords() -> frozenset[str]:
 STOPWORDS = _stopwords()
 
 
+@functools.lru_cache(maxsize=1 << 20)
 def normalise(word: str) -> str:
-    """Lower case and a light plural strip, so "queries" meets "query" and "models" "model"."""
+    """Lower case and a light plural strip, so "queries" meets "query" and "models" "model"
+    (cached: a site's words repeat, and every anchor search normalises every word)."""
     w = word.lower().replace("’", "'")
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
@@ -224,22 +229,21 @@ def source_text(page: Page, linked: set[str] | None = None,
         offset += len(block.text) + 1
     text = "\n".join(pieces)
     bounds = [m.end() for m in SENTENCE_END.finditer(text)]
-    spans, norms, raw, sentence_of, kinds, texts = [], [], [], [], [], []
+    matches = list(WORD.finditer(text))
+    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+    spans = [m.span() for m in matches]
+    raw = [m.group() for m in matches]
+    norms = [normalise(w) for w in raw]
+    # sentence of a word: how many sentence ends are at or before its start; block: how many
+    # blocks end before it
+    sentence_of = np.searchsorted(np.asarray(bounds, dtype=np.int64), starts, side="right").tolist()
+    ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
+    block_of = np.searchsorted(ends, starts, side="left").tolist()
+    kinds = [block_ranges[b][2] for b in block_of]
+    texts = [block_ranges[b][3] for b in block_of]
     positions: dict[str, list[int]] = defaultdict(list)
-    sentence = block = 0
-    for m in WORD.finditer(text):
-        while sentence < len(bounds) and bounds[sentence] <= m.start():
-            sentence += 1
-        while block_ranges[block][1] < m.start():
-            block += 1
-        norm = normalise(m.group())
-        positions[norm].append(len(spans))
-        spans.append((m.start(), m.end()))
-        raw.append(m.group())
-        norms.append(norm)
-        sentence_of.append(sentence)
-        kinds.append(block_ranges[block][2])
-        texts.append(block_ranges[block][3])
+    for i, norm in enumerate(norms):
+        positions[norm].append(i)
     return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code, bounds,
                       kinds, texts)
 
@@ -547,10 +551,13 @@ def anchor_counts(
     """How often each in-content anchor text (normalised words) is used, in all and per target URL."""
     uses: Counter[tuple[str, ...]] = Counter()
     per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
+    keys: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
     for link in links:
         if link.position != "content" or not link.anchor_text or link.source_url == link.target_url:
             continue
-        key = tuple(words(link.anchor_text))
+        key = keys.get(link.anchor_text)
+        if key is None:
+            key = keys[link.anchor_text] = tuple(words(link.anchor_text))
         content = [w for w in key if w not in STOPWORDS]
         if not content or len(key) > MAX_WORDS or all(w in WEAK_WORDS for w in content):
             continue

@@ -24,6 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import ahocorasick
 import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
@@ -47,6 +48,12 @@ GENERIC_ANCHORS = frozenset(
 def tokens(text: str) -> list[str]:
     """Lower-case tokens of ``text`` (see ``TOKEN``)."""
     return TOKEN.findall(text.lower())
+
+
+def token_line(text: str) -> str:
+    """``text`` as its tokens between single spaces, with a space at each end: the form the name
+    matcher scans (a name " query set " then only matches whole tokens)."""
+    return " " + " ".join(tokens(text)) + " "
 
 
 def site_title_parts(titles: Sequence[str], share: float = 0.3) -> set[str]:
@@ -158,15 +165,20 @@ class NameIndex:
         titles: Sequence[tuple[str, str]],
         anchor_uses: Iterable[tuple[int, int, str]],
         texts: Sequence[str],
+        lines: Sequence[str] | None = None,
     ) -> None:
+        """``lines``: ``token_line`` of each text, when the caller keeps them (made here otherwise)."""
         self.by_words: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
         # Anchor names: commonness = share of the anchor's uses that point to this target.
         use_count: Counter[tuple[str, ...]] = Counter()
         pair_count: Counter[tuple[tuple[str, ...], int]] = Counter()
         linking_sources: dict[tuple[str, ...], set[int]] = defaultdict(set)
         spelled: dict[tuple[tuple[str, ...], int], str] = {}
+        split: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
         for source, target, anchor in anchor_uses:
-            words = tuple(tokens(anchor))
+            words = split.get(anchor)
+            if words is None:
+                words = split[anchor] = tuple(tokens(anchor))
             if _is_generic(words) or len(words) > MAX_NAME_TOKENS or source == target:
                 continue
             use_count[words] += 1
@@ -190,10 +202,15 @@ class NameIndex:
             for row, phrase, kind in pages:
                 if not any(n.target == row for n in self.by_words[words]):
                     self.by_words[words].append(_Name(row, phrase, kind, 1.0 / len(pages)))
-        self.first_words = {words[0] for words in self.by_words}
-        self.lengths = sorted({len(words) for words in self.by_words}, reverse=True)
+        # One compiled multi-pattern matcher (Aho-Corasick) finds every name in a text in one pass.
+        self._matcher = ahocorasick.Automaton()
+        for words in self.by_words:
+            self._matcher.add_word(" " + " ".join(words) + " ", words)
+        if len(self._matcher):
+            self._matcher.make_automaton()
         # Keyphraseness: share of the pages mentioning a name that link it.
-        self.page_names: list[Counter[tuple[str, ...]]] = [self._names_in(text) for text in texts]
+        lines = lines if lines is not None else [token_line(text) for text in texts]
+        self.page_names: list[Counter[tuple[str, ...]]] = [self._names_in(line) for line in lines]
         mentioned: Counter[tuple[str, ...]] = Counter()
         for found in self.page_names:
             mentioned.update(found.keys())
@@ -202,17 +219,11 @@ class NameIndex:
             linked = len(linking_sources.get(words, ()))
             self.keyphraseness[words] = min(1.0, (linked + 1) / (mentioned.get(words, 0) + 1))
 
-    def _names_in(self, text: str) -> Counter[tuple[str, ...]]:
-        words = tokens(text)
-        found: Counter[tuple[str, ...]] = Counter()
-        for i, word in enumerate(words):
-            if word not in self.first_words:
-                continue
-            for length in self.lengths:
-                key = tuple(words[i : i + length])
-                if len(key) == length and key in self.by_words:
-                    found[key] += 1
-        return found
+    def _names_in(self, line: str) -> Counter[tuple[str, ...]]:
+        """Every occurrence of every name in a ``token_line`` (overlapping ones too)."""
+        if not len(self._matcher):
+            return Counter()
+        return Counter(words for _, words in self._matcher.iter(line))
 
     def mentions(self, source: int) -> dict[int, Mention]:
         """Targets named in page ``source``'s text, with their best name."""
@@ -253,15 +264,15 @@ class SiteEvidence:
         self.row = {url: i for i, url in enumerate(self.urls)}
         self.lexical = LexicalIndex(documents)
         self.lexical_rows, self.lexical_sims = self.lexical.neighbours(max(1, neighbours))
-        self.names = NameIndex(titles, anchor_uses, texts)
-        self._titles, self._texts = titles, texts
+        self._titles, self._lines = titles, [token_line(text) for text in texts]
+        self.names = NameIndex(titles, anchor_uses, texts, self._lines)
         self._mentions: dict[int, dict[int, Mention]] = {}
 
     def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:
         """The same pages with other links (confidence folds, evaluation): the TF-IDF index and
         its neighbours depend on the pages alone and are kept; the names are made again."""
         evidence = copy.copy(self)
-        evidence.names = NameIndex(self._titles, anchor_uses, self._texts)
+        evidence.names = NameIndex(self._titles, anchor_uses, (), self._lines)
         evidence._mentions = {}
         return evidence
 

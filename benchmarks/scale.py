@@ -1,0 +1,120 @@
+"""Scale benchmark: postprocess on synthetic crawls of growing size, stage by stage.
+
+For each ``--sizes`` N: writes (once) a synthetic crawl of N pages
+(``benchmarks/synthetic_site.py``), runs ``python -m postprocess run --encoder static``
+into an empty output folder (cold: every page embedded) and again into the same folder
+(warm: the embedding cache holds every page), and records wall time, peak RSS and the
+seconds of each stage from ``summary.json``. Then, on the first size: Annoy recall@10
+against exact search for ``--queries`` pages at the default trees, and the transformer's
+texts/s on this machine's device (``--device auto``).
+
+    python benchmarks/scale.py --work /tmp/scale --sizes 10000 30000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def run(crawl: Path, out: Path, extra: list[str]) -> dict:
+    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "postprocess", "run",
+               "--crawl", str(crawl), "--out", str(out), "--encoder", "static", *extra]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"postprocess failed on {crawl}: {done.stderr.strip()[-600:]}")
+    rss_kb = int(done.stderr.strip().splitlines()[-1].split()[1])
+    summary = json.loads((out / "summary.json").read_text())
+    return {"seconds": round(wall, 1), "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
+            "stages": summary.get("seconds", {}), "pages": summary.get("pages"),
+            "links": summary.get("links"), "suggestions": summary.get("suggestions"),
+            "embedded_pages": summary.get("embedding", {}).get("embedded_pages")}
+
+
+def annoy_recall(out: Path, queries: int, k: int = 10, seed: int = 0) -> float:
+    """Mean share of the exact top-k neighbours (cosine) the saved index returns, default search_k."""
+    from postprocess.stages.embed import read_vectors
+    from postprocess.stages.index import load_index
+
+    vectors = read_vectors(out / "vectors.parquet").vectors
+    index = load_index(out)
+    rng = np.random.default_rng(seed)
+    found = 0
+    picked = rng.choice(len(vectors), min(queries, len(vectors)), replace=False)
+    for i in picked:
+        sims = vectors @ vectors[i]
+        sims[i] = -np.inf
+        exact = set(np.argpartition(-sims, k)[:k].tolist())
+        approx = [j for j in index.annoy.get_nns_by_item(int(i), k + 1) if j != i][:k]
+        found += len(exact & set(approx))
+    return round(found / (k * len(picked)), 4)
+
+
+def texts_per_second(crawl: Path, count: int = 512) -> dict:
+    """The transformer's throughput on texts of one model window, on the device ``auto`` picks."""
+    import pyarrow.dataset as ds
+
+    from postprocess.stages.embed import load_model
+
+    column = ds.dataset(crawl / "pages").to_table(columns=["text"])["text"]
+    texts = [t[:1200] for t in column.to_pylist()[:count]]
+    model = load_model(None, None, "auto")
+    model.encode(texts[:32], 32)  # warm up
+    started = time.perf_counter()
+    model.encode(texts, 64)
+    seconds = time.perf_counter() - started
+    return {"device": model.device, "texts": len(texts), "texts_per_second": round(len(texts) / seconds, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--no-texts-per-second", action="store_true")
+    args, extra = parser.parse_known_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    results = []
+    for size in args.sizes:
+        crawl = args.work / f"crawl-{size}"
+        if not (crawl / "pages").is_dir():
+            from synthetic_site import write_crawl  # noqa: PLC0415 - beside this file
+
+            started = time.perf_counter()
+            write_crawl(size, crawl)
+            print(f"generated {size:,} pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        out = args.work / f"out-{size}"
+        if out.exists():
+            shutil.rmtree(out)
+        cold = run(crawl, out, extra)
+        warm = run(crawl, out, extra)
+        results.append({"pages": size, "cold": cold, "warm": warm})
+        print(json.dumps(results[-1]), file=sys.stderr)
+    report: dict = {"runs": results}
+    first = args.work / f"out-{args.sizes[0]}"
+    report["annoy_recall_at_10"] = annoy_recall(first, args.queries)
+    if not args.no_texts_per_second:
+        report["transformer"] = texts_per_second(args.work / f"crawl-{args.sizes[0]}")
+    base = results[0]["warm"]["seconds"] / results[0]["pages"]
+    for r in results:
+        r["warm_ms_per_page"] = round(1000 * r["warm"]["seconds"] / r["pages"], 2)
+        r["per_page_vs_first"] = round(r["warm"]["seconds"] / r["pages"] / base, 2)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    raise SystemExit(main())
