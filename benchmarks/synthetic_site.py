@@ -149,6 +149,11 @@ class SyntheticSite:
         url = self._urls[number] = f"{self.base}/t{self.topic(number)}/{number}-{slug}/"
         return url
 
+    def modified(self, number: int) -> str:
+        """The page's last-modified date (a re-drawn page is 400 days newer): the sitemap's lastmod."""
+        version = 1 if self.is_changed(number) else 0
+        return (_EPOCH + timedelta(days=int(number % 600) + 400 * version)).date().isoformat()
+
     def is_changed(self, number: int) -> bool:
         return bool(self._change_mark is not None and self._change_mark[number])
 
@@ -218,9 +223,8 @@ class SyntheticSite:
                 links.append((self.url(target), anchor, "content"))
         links += [(u, f"Topic {i}", "nav") for i, u in enumerate(self._nav)]
         links += [(f"{self.base}/about/{k}/", f"About {k}", "footer") for k in range(FOOTER_LINKS)]
-        modified = (_EPOCH + timedelta(days=int(number % 600) + 400 * version)).date().isoformat()
         page = Page(number, self.url(number), self.title(number), blocks, headings, links,
-                    "listing" if hub else "content", thin, modified)
+                    "listing" if hub else "content", thin, self.modified(number))
         page.text = "\n".join(b["text"] for b in blocks)
         return page
 
@@ -335,8 +339,10 @@ def serve(site: SyntheticSite, port: int) -> ThreadingHTTPServer:
             if self.path == "/":
                 body = site.html(0)
             elif self.path == "/sitemap.xml":
-                body = "<urlset>" + "".join(f"<url><loc>{site.url(n)}</loc><lastmod>{site.page(n).modified}"
-                                            f"</lastmod></url>" for n in range(site.pages)) + "</urlset>"
+                body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                        + "".join(f"<url><loc>{site.url(n)}</loc><lastmod>{site.modified(n)}</lastmod></url>"
+                                  for n in range(site.pages)) + "</urlset>")
             elif self.path in numbers:
                 body = site.html(numbers[self.path])
             else:

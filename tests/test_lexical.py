@@ -99,3 +99,22 @@ def test_generic_anchors_are_not_names() -> None:
 def test_page_never_mentions_itself() -> None:
     names = name_index()
     assert 2 not in names.mentions(2)
+
+
+def test_approximate_neighbours_find_what_the_exact_search_finds() -> None:
+    """Above the exact limit the neighbours come from a reduced index, re-scored exactly: on
+    topic clusters they are (nearly) the exact ones, with the exact cosines."""
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}" for i in range(3000)]
+    docs = []
+    for d in range(600):
+        topic = d % 30
+        words = rng.choice(100, 80) + 100 * topic  # each topic has its own 100 words
+        docs.append(" ".join(vocab[int(w)] for w in words))
+    index = LexicalIndex(docs)
+    exact_rows, exact_sims = index.neighbours(5)
+    rows, sims = index.neighbours(5, exact_limit=100)
+    found = sum(len(set(a) & set(b)) for a, b in zip(rows.tolist(), exact_rows.tolist(), strict=True))
+    assert found / exact_rows.size >= 0.9
+    same = rows == exact_rows
+    assert np.allclose(sims[same], exact_sims[same], atol=1e-5)

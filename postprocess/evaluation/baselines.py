@@ -24,7 +24,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from postprocess.evaluation.evaluate import Ranked, Rankings
+from postprocess.evaluation.rankings import Ranked, Rankings
 
 #: Characters of main text the plain approach embeds after the title.
 PLAIN_CHARS = 2000

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from postprocess.evaluation.rankings import Ranked, Rankings  # noqa: F401 - part of this module's API
+
 #: Default share of the in-content pairs hidden.
 DEFAULT_HIDE = 0.2
 #: The rankings compared: the pipeline's ranking (every anchored row, most confident first), the
@@ -53,17 +55,6 @@ class LinkLike(Protocol):
     position: str | None
 
 
-@dataclass(frozen=True)
-class Ranked:
-    """One suggestion of a method: the target, its score and the proposed anchor."""
-
-    target_url: str
-    score: float
-    anchor: str = ""
-
-
-#: A method's output: for each source page, its suggestions best first.
-Rankings = Mapping[str, Sequence[Ranked]]
 Pair = tuple[str, str]
 
 

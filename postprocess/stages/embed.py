@@ -29,7 +29,7 @@ from postprocess.options import Options
 from postprocess.stages.load import Crawl, Page
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
-from postprocess.stages.vector_cache import VectorParts
+from postprocess.stages.vector_cache import VectorParts, model_slug
 
 log = logging.getLogger(__name__)
 
@@ -286,10 +286,6 @@ def cache_key(model_id: str, prefix: str, options: Options, page: Page) -> str:
         parts.append(options.encoder)
     raw = "\x1f".join(parts)
     return hashlib.sha1(raw.encode()).hexdigest()
-
-
-def model_slug(model_id: str) -> str:
-    return "".join(c if c.isalnum() or c in "-." else "-" for c in model_id).strip("-").lower()
 
 
 @dataclass

@@ -71,6 +71,10 @@ def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> st
     return "\n".join([title or "", h1 or "", " ".join(headings or ()), text or ""])
 
 
+#: Up to this many pages the lexical neighbours are exact (all pairs, in blocks); above, approximate.
+EXACT_NEIGHBOURS_LIMIT = 20_000
+
+
 class LexicalIndex:
     """TF-IDF vectors of pages, L2-normalised, with pair similarity and blockwise nearest pages."""
 
@@ -100,13 +104,17 @@ class LexicalIndex:
         b = self.matrix[np.asarray(targets)]
         return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
 
-    def neighbours(self, k: int, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    def neighbours(self, k: int, block: int = 512,
+                   exact_limit: int = EXACT_NEIGHBOURS_LIMIT) -> tuple[np.ndarray, np.ndarray]:
         """Each page's ``k`` most similar other pages: (rows n×k, similarities n×k), -1 where fewer exist.
 
-        Works on ``block`` source rows at a time (a sparse product), so memory stays
-        proportional to the block, not to n².
+        Up to ``exact_limit`` pages: exact, ``block`` source rows at a time (a sparse product),
+        so memory stays proportional to the block — but time grows with n². Above it:
+        ``approximate_neighbours`` (linear in n).
         """
         n = len(self)
+        if n > exact_limit:
+            return self.approximate_neighbours(k)
         rows = np.full((n, k), -1, dtype=np.int64)
         sims = np.zeros((n, k), dtype=np.float32)
         transposed = self.matrix.T.tocsc()
@@ -124,6 +132,41 @@ class LexicalIndex:
                 order = np.argsort(-vals, kind="stable")
                 rows[i, : len(order)] = cols[order]
                 sims[i, : len(order)] = vals[order]
+        return rows, sims
+
+    def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20, widen: int = 4,
+                               block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
+        (truncated SVD) go into an Annoy index; each page's ``widen`` × ``k`` nearest there are
+        re-scored with the exact TF-IDF cosine and the best ``k`` kept."""
+        from annoy import AnnoyIndex
+        from sklearn.decomposition import TruncatedSVD
+
+        n = len(self)
+        rows = np.full((n, k), -1, dtype=np.int64)
+        sims = np.zeros((n, k), dtype=np.float32)
+        dims = max(2, min(dims, self.matrix.shape[1] - 1, n - 1))
+        reduced = TruncatedSVD(dims, random_state=0).fit_transform(self.matrix).astype(np.float32)
+        index = AnnoyIndex(dims, "angular")
+        index.set_seed(0)
+        for i, vec in enumerate(reduced):
+            index.add_item(i, vec)
+        index.build(trees, n_jobs=1)
+        for start in range(0, n, block):
+            sources, targets = [], []
+            for i in range(start, min(n, start + block)):
+                found = [j for j in index.get_nns_by_item(i, widen * k + 1) if j != i]
+                sources += [i] * len(found)
+                targets += found
+            exact = self.pair_similarity(np.asarray(sources), np.asarray(targets))
+            by_source: dict[int, list[tuple[float, int]]] = {}
+            for i, j, sim in zip(sources, targets, exact.tolist(), strict=True):
+                if sim > 0:
+                    by_source.setdefault(i, []).append((-sim, j))
+            for i, found in by_source.items():
+                best = sorted(found)[:k]
+                rows[i, :len(best)] = [j for _, j in best]
+                sims[i, :len(best)] = [-s for s, _ in best]
         return rows, sims
 
 

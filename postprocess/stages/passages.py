@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from postprocess.stages.candidates import Suggestion
-from postprocess.stages.embed import Embedder, Embeddings, model_slug
-from postprocess.stages.vector_cache import VectorParts
+from postprocess.stages.embed import Embedder, Embeddings
+from postprocess.stages.vector_cache import VectorParts, model_slug
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200

@@ -41,7 +41,7 @@ WORDS_PER_CHUNK = 256
 
 def static_id(model_id: str) -> str:
     """The id the cache and vectors.parquet give the static model of ``model_id``."""
-    from postprocess.stages.embed import model_slug
+    from postprocess.stages.vector_cache import model_slug
 
     return f"static-{model_slug(model_id)}"
 

@@ -27,6 +27,11 @@ from postprocess.stages.output import replace_atomically
 log = logging.getLogger(__name__)
 
 
+def model_slug(model_id: str) -> str:
+    """A model id as a file-name part of its caches (``sentence-transformers-all-minilm-l6-v2``)."""
+    return "".join(c if c.isalnum() or c in "-." else "-" for c in model_id).strip("-").lower()
+
+
 class VectorParts:
     """The parts of one cache folder (``folder``), plus an older single-file cache (``legacy``)."""
 
