@@ -27,6 +27,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path: benchmarks/postprocess.py
+    # would shadow the postprocess package)
+    import importlib.util
+
+    path = Path(__file__).with_name("synthetic_site.py")
+    spec = importlib.util.spec_from_file_location("synthetic_site", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run(crawl: Path, out: Path, extra: list[str]) -> dict:
     command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "postprocess", "run",
                "--crawl", str(crawl), "--out", str(out), "--encoder", "static", *extra]
@@ -84,14 +95,15 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--no-texts-per-second", action="store_true")
+    parser.add_argument("--only-checks", action="store_true",
+                        help="skip the runs: Annoy recall and texts/s on the first size's existing output")
     args, extra = parser.parse_known_args()
     args.work.mkdir(parents=True, exist_ok=True)
     results = []
-    for size in args.sizes:
+    for size in [] if args.only_checks else args.sizes:
         crawl = args.work / f"crawl-{size}"
         if not (crawl / "pages").is_dir():
-            from synthetic_site import write_crawl  # noqa: PLC0415 - beside this file
-
+            write_crawl = _synthetic().write_crawl
             started = time.perf_counter()
             write_crawl(size, crawl)
             print(f"generated {size:,} pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -107,7 +119,7 @@ def main() -> int:
     report["annoy_recall_at_10"] = annoy_recall(first, args.queries)
     if not args.no_texts_per_second:
         report["transformer"] = texts_per_second(args.work / f"crawl-{args.sizes[0]}")
-    base = results[0]["warm"]["seconds"] / results[0]["pages"]
+    base = results[0]["warm"]["seconds"] / results[0]["pages"] if results else 0
     for r in results:
         r["warm_ms_per_page"] = round(1000 * r["warm"]["seconds"] / r["pages"], 2)
         r["per_page_vs_first"] = round(r["warm"]["seconds"] / r["pages"] / base, 2)
@@ -116,5 +128,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     raise SystemExit(main())

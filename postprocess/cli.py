@@ -154,12 +154,13 @@ def stage_embed(s: Session) -> None:
 
 def stage_index(s: Session) -> None:
     from postprocess.stages.embed import read_vectors
-    from postprocess.stages.index import build_index, save_index
+    from postprocess.stages.index import INDEX_FILE, build_index, save_index
 
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
     emb = s.embeddings
-    s.index = s.timed("index", lambda: build_index(emb.urls, emb.vectors, s.options.trees))
+    s.index = s.timed("index", lambda: build_index(emb.urls, emb.vectors, s.options.trees,
+                                                   path=s.out / INDEX_FILE))
     save_index(s.index, s.out)
 
 

@@ -6,6 +6,7 @@ grows with pages × neighbours, never pages² (nothing builds an n×n matrix).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class PageIndex:
     annoy: AnnoyIndex
     urls: list[str]
     dimension: int
+    on_disk: Path | None = None  # the file it was built into (``on_disk_build``), if any
 
     def neighbours(self, item: int, count: int, search_k: int = -1) -> list[tuple[int, float]]:
         """The ``count`` nearest other pages of ``item`` as (item, cosine similarity), best first."""
@@ -37,23 +39,37 @@ class PageIndex:
         return [(j, 1.0 - d * d / 2.0) for j, d in zip(ids, distances, strict=True) if j != item][:count]
 
 
-def build_index(urls: list[str], vectors: np.ndarray, trees: int, seed: int = 42) -> PageIndex:
-    """Build the angular index (the seed makes two runs on the same vectors identical)."""
+def build_index(urls: list[str], vectors: np.ndarray, trees: int, seed: int = 42,
+                path: Path | None = None) -> PageIndex:
+    """Build the angular index (the seed makes two runs on the same vectors identical).
+
+    With ``path`` the index is built on disk (Annoy's ``on_disk_build``: its memory is the
+    page cache, not the heap) under a temporary name and renamed to ``path`` when complete.
+    """
     if trees < 1:
         raise InputError(f"--trees must be at least 1, not {trees}")
     dim = int(vectors.shape[1])
     annoy = AnnoyIndex(dim, "angular")
     annoy.set_seed(seed)
+    tmp = None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp-{path.name}")
+        tmp.unlink(missing_ok=True)
+        annoy.on_disk_build(str(tmp))
     for i, vec in enumerate(vectors):
         annoy.add_item(i, vec)
     annoy.build(trees, n_jobs=1)
-    return PageIndex(annoy=annoy, urls=list(urls), dimension=dim)
+    if tmp is not None and path is not None:
+        os.replace(tmp, path)
+    return PageIndex(annoy=annoy, urls=list(urls), dimension=dim, on_disk=path)
 
 
 def save_index(index: PageIndex, out: Path) -> None:
     """Write index.ann and index-ids.parquet (id, url), each under a temporary name first."""
     out.mkdir(parents=True, exist_ok=True)
-    replace_atomically(out / INDEX_FILE, lambda tmp: index.annoy.save(str(tmp)))
+    if index.on_disk != out / INDEX_FILE:  # built in memory (or elsewhere): write it
+        replace_atomically(out / INDEX_FILE, lambda tmp: index.annoy.save(str(tmp)))
     ids = pa.table({"id": pa.array(range(len(index.urls)), pa.int64()),
                     "url": pa.array(index.urls, pa.string())})
     ids = ids.replace_schema_metadata({"dimension": str(index.dimension)})

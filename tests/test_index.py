@@ -1,0 +1,39 @@
+"""The Annoy index: built on disk in the index stage, the same neighbours as in memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from postprocess.errors import InputError
+from postprocess.stages.index import INDEX_FILE, build_index, load_index, save_index
+
+
+def unit_vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_an_index_built_on_disk_answers_as_one_built_in_memory(tmp_path):
+    vectors = unit_vectors(300)
+    urls = [f"https://example.com/{i}/" for i in range(300)]
+    memory = build_index(urls, vectors, trees=10)
+    disk = build_index(urls, vectors, trees=10, path=tmp_path / INDEX_FILE)
+    assert disk.on_disk == tmp_path / INDEX_FILE and (tmp_path / INDEX_FILE).is_file()
+    assert not list(tmp_path.glob(".tmp-*"))  # renamed into place once complete
+    for item in range(0, 300, 7):
+        assert disk.neighbours(item, 10) == memory.neighbours(item, 10)
+    before = (tmp_path / INDEX_FILE).stat().st_mtime_ns
+    save_index(disk, tmp_path)  # the ids only: the index file is already where it belongs
+    assert (tmp_path / INDEX_FILE).stat().st_mtime_ns == before
+    loaded = load_index(tmp_path)
+    assert loaded.urls == urls and loaded.neighbours(3, 5) == memory.neighbours(3, 5)
+
+
+def test_an_in_memory_index_is_saved_whole(tmp_path):
+    vectors = unit_vectors(50)
+    index = build_index([str(i) for i in range(50)], vectors, trees=5)
+    save_index(index, tmp_path)
+    assert load_index(tmp_path).neighbours(0, 5) == index.neighbours(0, 5)
+    with pytest.raises(InputError, match="run the index stage first"):
+        load_index(tmp_path / "nothing")
