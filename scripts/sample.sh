@@ -36,12 +36,22 @@ if [ -z "$base_url" ]; then
 fi
 echo "sample: serving sample_site/ at $base_url"
 
-# A fresh crawl every run (the port, and so every URL, changes); the output folder is kept so
-# that postprocess reuses its embedding cache (keyed by content hash, not URL).
-rm -rf "$crawl_dir"
+# A fresh crawl every run (the port, and so every URL, changes), into a new folder: the previous
+# crawl is replaced only once the new one has succeeded. The output folder is kept so that
+# postprocess reuses its embedding cache (keyed by content hash, not URL).
+mkdir -p "$sample_dir"
+new_crawl=$(mktemp -d "$sample_dir/.crawl-new.XXXXXX")
 echo "sample: crawling into $crawl_dir"
-python3 -m scrapy crawl site -a start="$base_url" -a out="$crawl_dir" \
-  -s AUTOTHROTTLE_ENABLED=False -s LOG_LEVEL=WARNING
+if ! python3 -m scrapy crawl site -a start="$base_url" -a out="$new_crawl" \
+    -s AUTOTHROTTLE_ENABLED=False -s LOG_LEVEL=WARNING; then
+  rm -rf "$new_crawl"
+  echo "sample: the crawl failed; the previous crawl in $crawl_dir is kept" >&2
+  exit 1
+fi
+rm -rf "$crawl_dir.old"
+if [ -e "$crawl_dir" ]; then mv "$crawl_dir" "$crawl_dir.old"; fi
+mv "$new_crawl" "$crawl_dir"
+rm -rf "$crawl_dir.old"
 
 echo "sample: postprocess into $out_dir"
 python3 -m postprocess --crawl "$crawl_dir" --out "$out_dir"

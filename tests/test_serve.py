@@ -390,6 +390,12 @@ def test_serves_what_a_real_run_wrote(tmp_path):
             assert [s["target_url"] for s in body["suggestions"]] == [r["target_url"] for r in expected]
             assert [s["anchor"] for s in body["suggestions"]] == [r["anchor"] for r in expected]
             assert body["title"] == expected[0]["source_title"]
+        quiet = [p for p in SITE if p["url"] not in {r["source_url"] for r in rows}]
+        assert quiet  # pages with no suggestion still answer with their title
+        for page in quiet:
+            status, body = recommend(base, url=page["url"])
+            assert status == 200 and body["total"] == 0
+            assert body["title"] and body["title"][:12] == page["title"][:12]  # the clean title
         status, body = get_json(base + "/health")
         assert body["suggestions"] == len(rows) and body["known_pages"] == len(SITE)
     finally:

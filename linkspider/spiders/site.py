@@ -107,6 +107,24 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
+def why_failed(failure: Failure) -> str:
+    """A download failure in a few words: DNS, refused, timed out, TLS, robots.txt, or the error."""
+    value = failure.value
+    text = str(value)
+    names = " ".join(type(e).__name__ for e in (value, value.__cause__) if e is not None)
+    if failure.check(IgnoreRequest) and "robots.txt" in text:
+        return "robots.txt disallows it"
+    if "DNSLookup" in names or "No address" in text or "not known" in text:
+        return "DNS lookup failed (no such host)"
+    if "ConnectionRefused" in names:
+        return "connection refused (nothing listens on that port)"
+    if "Timeout" in names or "TimedOut" in names:
+        return "timed out"
+    if "SSL" in names or "TLS" in names or "SSL" in text or "certificate" in text.lower():
+        return f"TLS error ({text[:120]})"
+    return f"{type(value).__name__}: {text[:160]}"
+
+
 def is_html(content_type: str) -> bool:
     """True for an HTML or XHTML Content-Type header value."""
     return content_type.split(";", 1)[0].strip().lower() in _HTML_TYPES
@@ -192,6 +210,7 @@ class SiteSpider(Spider):
         self.sitemaps_seeded = False
         self.meta_refresh_maxdelay: float | None = None  # seconds; None = meta refresh ignored
         self.previous: PreviousCrawl | None = None  # the earlier job an incremental crawl builds on
+        self.start_failure: str | None = None  # why the start URL could not be fetched, if it could not
 
     # --- job id and resume state ----------------------------------------------
 
@@ -363,6 +382,8 @@ class SiteSpider(Spider):
             yield from self.not_modified(url, info)
             return
         if status >= 300:
+            if info["found_by"] == "start":
+                self.start_failure = f"the start URL {url} answered HTTP {status}"
             yield self.skip(url, "http_error", from_url=info["from"], detail=str(status))
             return
         ctype = response.headers.get(b"Content-Type", b"").decode("latin-1")
@@ -502,6 +523,8 @@ class SiteSpider(Spider):
         else:
             reason = "error"
         detail = f"{type(failure.value).__name__}: {message}"[:300]
+        if info.get("found_by") == "start":
+            self.start_failure = f"the start URL {info['url']} could not be fetched: {why_failed(failure)}"
         yield self.skip(info["url"], reason, from_url=info["from"], detail=detail)
 
     # --- sitemaps -------------------------------------------------------------------

@@ -20,7 +20,7 @@ from postprocess.errors import InputError
 from postprocess.stages.anchors import clean_title, site_title_parts
 from postprocess.stages.candidates import Suggestion, inbound_counts
 from postprocess.stages.load import Crawl
-from postprocess.stages.output import replace_atomically
+from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
@@ -118,10 +118,19 @@ def csv_columns(table: pa.Table) -> list[str]:
     return first + [c for c in table.column_names if c not in first and c not in info] + info
 
 
+def write_pages(out: Path, crawl: Crawl) -> None:
+    """``pages.parquet``: url and clean title of every page of the crawl."""
+    titles = page_titles(crawl)
+    table = pa.table({"url": pa.array(list(titles), pa.string()),
+                      "title": pa.array(list(titles.values()), pa.string())})
+    replace_atomically(out / PAGES_FILE, lambda tmp: pq.write_table(table, tmp))
+
+
 def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl) -> pa.Table:
     """suggestions.parquet and suggestions.csv (same rows, score descending)."""
     table = suggestions_table(rows, crawl)
     replace_atomically(out / "suggestions.parquet", lambda tmp: pq.write_table(table, tmp))
+    write_pages(out, crawl)
     write_csv(out / "suggestions.csv", table, csv_columns(table))
     return table
 

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.stages.index import IDS_FILE
+from postprocess.stages.output import PAGES_FILE
 
 SUGGESTIONS_FILE = "suggestions.parquet"
 REPORT_FILE = "report.html"
@@ -140,6 +141,13 @@ def load_queue(out: str | Path) -> Queue:
         rows.sort(key=lambda r: (-r["score"], r.get("rank") or 0, r["target_url"]))
     ids = out / IDS_FILE
     known = _read_table(ids, "page list", ["url"])["url"].to_pylist() if ids.is_file() else []
+    pages = out / PAGES_FILE
+    if pages.is_file():  # every crawled page with its title, suggestions or not
+        table = _read_table(pages, "page list", ["url", "title"])
+        for page, title in zip(table["url"].to_pylist(), table["title"].to_pylist(), strict=True):
+            if page and title:
+                queue.titles.setdefault(page, title)
+            known.append(page)
     for page in [*known, *queue.by_page]:
         if page:
             queue.pages.setdefault(normalise(page), page)

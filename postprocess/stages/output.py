@@ -7,6 +7,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+#: Every crawled page's URL and clean title, written by the report stage (``apps.report``): what
+#: ``serve`` answers for a page that has no suggestion.
+PAGES_FILE = "pages.parquet"
+
 
 def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     """Call ``write(tmp)`` and rename ``tmp`` to ``path``; on failure ``path`` is untouched."""
