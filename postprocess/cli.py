@@ -53,6 +53,9 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sentence-transformers model folder or cached hub name "
                              "(default: the bundled all-MiniLM-L6-v2); never downloaded")
     parser.add_argument("--job", default=None, help="read only the rows of this crawl job (default: all)")
+    parser.add_argument("--skip-bad-parts", action="store_true",
+                        help="read a crawl with unreadable (truncated, corrupt) part files: skip them "
+                             "and say how many rows were lost (default: stop and name the file)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what each stage does")
     defaults = Options()
     for f in fields(Options):
@@ -112,9 +115,13 @@ class Session:
 
     def get_crawl(self):  # noqa: ANN201 - Crawl
         if self.crawl is None:
-            from postprocess.stages.load import load_crawl, require_linkable
+            from postprocess.stages.load import BadParts, load_crawl, require_linkable
 
-            self.crawl = self.timed("load", lambda: load_crawl(self.args.crawl, self.args.job))
+            bad = BadParts() if getattr(self.args, "skip_bad_parts", False) else None
+            self.crawl = self.timed("load", lambda: load_crawl(self.args.crawl, self.args.job, bad))
+            if bad is not None and bad.parts:
+                logging.getLogger("postprocess").warning("%s", bad.describe())
+                print(f"postprocess: warning: {bad.describe()}", file=sys.stderr)
             require_linkable(self.crawl)
         return self.crawl
 
@@ -166,12 +173,13 @@ def stage_index(s: Session) -> None:
 
 def _vectors_and_index(s: Session) -> None:
     from postprocess.stages.embed import read_vectors
-    from postprocess.stages.index import load_index
+    from postprocess.stages.index import check_matches, load_index
 
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
     if s.index is None:
         s.index = load_index(s.out)
+        check_matches(s.index, s.embeddings.vectors, s.out)
 
 
 def stage_rank(s: Session) -> None:

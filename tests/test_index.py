@@ -37,3 +37,24 @@ def test_an_in_memory_index_is_saved_whole(tmp_path):
     assert load_index(tmp_path).neighbours(0, 5) == index.neighbours(0, 5)
     with pytest.raises(InputError, match="run the index stage first"):
         load_index(tmp_path / "nothing")
+
+
+def test_an_index_of_another_dimension_is_refused_before_use(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from postprocess.stages.index import IDS_FILE, check_matches
+
+    index = build_index([str(i) for i in range(40)], unit_vectors(40, dim=16), trees=5)
+    save_index(index, tmp_path)
+    ids = pq.read_table(tmp_path / IDS_FILE)
+    pq.write_table(ids.replace_schema_metadata({"dimension": "384"}), tmp_path / IDS_FILE)
+    with pytest.raises(InputError, match="not an index of 384-dimension vectors.*run the index stage again"):
+        load_index(tmp_path)
+    fewer = pa.table({"id": list(range(30)), "url": [str(i) for i in range(30)]})
+    pq.write_table(fewer.replace_schema_metadata({"dimension": "16"}), tmp_path / IDS_FILE)
+    with pytest.raises(InputError, match="holds 40 pages but index-ids.parquet lists 30"):
+        load_index(tmp_path)
+    save_index(index, tmp_path)
+    with pytest.raises(InputError, match="does not match vectors.parquet"):
+        check_matches(load_index(tmp_path), unit_vectors(40, dim=8), tmp_path)

@@ -195,3 +195,46 @@ def test_a_column_of_another_type_is_named(tmp_path):
     pq.write_table(pa.Table.from_pylist([row], schema=odd), tmp_path / "pages" / "part-x-0001.parquet")
     with pytest.raises(InputError, match="column 'status' is string, the crawl dataset says int32"):
         load_crawl(tmp_path)
+
+
+def _two_part_crawl(tmp_path):
+    from crawlkit import SITE, SITE_LINKS, write_crawl
+
+    crawl = write_crawl(tmp_path / "crawl", SITE[:4], SITE_LINKS, part="job1-0001")
+    write_crawl(crawl, SITE[4:], [], part="job1-0002")
+    return crawl, SITE
+
+
+def test_a_truncated_part_is_named_and_stops_the_load(tmp_path):
+    crawl, _ = _two_part_crawl(tmp_path)
+    part = crawl / "pages" / "part-job1-0002.parquet"
+    part.write_bytes(part.read_bytes()[:-30])  # the footer is gone
+    with pytest.raises(InputError, match=r"cannot read .*part-job1-0002\.parquet.*--skip-bad-parts"):
+        load_crawl(crawl)
+
+
+def test_skip_bad_parts_reads_the_rest_and_counts_what_it_lost(tmp_path):
+    from postprocess.stages.load import BadParts
+
+    crawl, site = _two_part_crawl(tmp_path)
+    truncated = crawl / "pages" / "part-job1-0002.parquet"
+    truncated.write_bytes(truncated.read_bytes()[:-30])
+    bad = BadParts()
+    loaded = load_crawl(crawl, bad=bad)
+    assert [p.url for p in loaded.pages] == sorted(p["url"] for p in site[:4])
+    assert [path for path, _, _ in bad.parts] == [truncated]
+    assert "skipped 1 unreadable part file(s)" in bad.describe() and "footer is lost" in bad.describe()
+
+
+def test_a_part_with_corrupt_data_reports_its_rows(tmp_path):
+    from postprocess.stages.load import BadParts
+
+    crawl, site = _two_part_crawl(tmp_path)
+    part = crawl / "pages" / "part-job1-0002.parquet"
+    data = bytearray(part.read_bytes())
+    middle = len(data) // 2
+    data[8:middle] = bytes(len(data[8:middle]))  # the pages' data zeroed; header and footer intact
+    part.write_bytes(bytes(data))
+    bad = BadParts()
+    loaded = load_crawl(crawl, bad=bad)
+    assert len(loaded.pages) == 4 and bad.rows == len(site) - 4

@@ -82,7 +82,25 @@ def load_index(out: Path) -> PageIndex:
         raise InputError(f"no index in {out}: run the index stage first (python -m postprocess index)")
     ids = pq.read_table(out / IDS_FILE)
     dim = int((ids.schema.metadata or {}).get(b"dimension", b"0"))
+    if dim < 1:
+        raise InputError(f"{out / IDS_FILE} does not say the index's dimension: run the index stage again")
     annoy = AnnoyIndex(dim, "angular")
-    annoy.load(str(out / INDEX_FILE))
+    try:
+        annoy.load(str(out / INDEX_FILE))
+    except OSError as exc:
+        raise InputError(f"{out / INDEX_FILE} is not an index of {dim}-dimension vectors "
+                         f"({str(exc).split('.')[0]}): run the index stage again") from exc
     urls = [u for _, u in sorted(zip(ids["id"].to_pylist(), ids["url"].to_pylist(), strict=True))]
+    if annoy.get_n_items() != len(urls):
+        raise InputError(f"{out / INDEX_FILE} holds {annoy.get_n_items()} pages but {IDS_FILE} lists "
+                         f"{len(urls)}: run the index stage again")
     return PageIndex(annoy=annoy, urls=urls, dimension=dim)
+
+
+def check_matches(index: PageIndex, vectors: np.ndarray, where: Path) -> None:
+    """One-line InputError when the index was built from other vectors (dimension, page count)."""
+    if vectors.ndim != 2 or vectors.shape[1] != index.dimension or vectors.shape[0] != len(index.urls):
+        raise InputError(f"the index in {where} ({len(index.urls)} pages, {index.dimension} dimensions) "
+                         f"does not match vectors.parquet ({vectors.shape[0]} pages, "
+                         f"{vectors.shape[1] if vectors.ndim == 2 else '?'} dimensions): "
+                         "run the index stage again")

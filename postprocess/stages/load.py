@@ -96,15 +96,49 @@ def _part_files(directory: Path, table: str) -> list[Path]:
     return sorted((directory / table).glob("part-*.parquet"))
 
 
+@dataclass
+class BadParts:
+    """Part files skipped with ``--skip-bad-parts``: (path, rows it held or None when unknown, why)."""
+
+    parts: list[tuple[Path, int | None, str]] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return sum(n or 0 for _, n, _ in self.parts)
+
+    def describe(self) -> str:
+        unknown = sum(1 for _, n, _ in self.parts if n is None)
+        rows = f"{self.rows} rows"
+        if unknown:
+            rows += f" (and the rows of {unknown} part(s) whose footer is lost)"
+        return f"skipped {len(self.parts)} unreadable part file(s), {rows}: " + ", ".join(
+            str(path) for path, _, _ in self.parts[:3]) + (" …" if len(self.parts) > 3 else "")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _rows_in(path: Path) -> int | None:
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except (OSError, pa.ArrowException):
+        return None
+
+
 def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
-                optional: tuple[str, ...], job: str | None) -> list[dict]:
-    """Rows of every part file as dicts; a missing required column is an InputError."""
+                optional: tuple[str, ...], job: str | None, bad: BadParts | None = None) -> list[dict]:
+    """Rows of every part file as dicts; a missing required column is an InputError. An unreadable
+    part is an InputError naming it — or, with ``bad``, is skipped and recorded there."""
     rows: list[dict] = []
     for path in files:
         try:
             schema = pq.read_schema(path)
         except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"cannot read {path}: {exc}") from exc
+            if bad is not None:
+                bad.parts.append((path, _rows_in(path), _first_line(exc)))
+                continue
+            raise InputError(f"cannot read {path}: {exc} (--skip-bad-parts reads the other parts)") from exc
         check_version(path, schema)
         missing = [c for c in required if c not in schema.names]
         if missing:
@@ -114,7 +148,10 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
         try:
             part = pq.read_table(path, columns=columns)
         except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"cannot read {path}: {exc}") from exc
+            if bad is not None:
+                bad.parts.append((path, _rows_in(path), _first_line(exc)))
+                continue
+            raise InputError(f"cannot read {path}: {exc} (--skip-bad-parts reads the other parts)") from exc
         if job is not None:
             if "job" not in part.column_names:
                 raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
@@ -261,20 +298,22 @@ def build_crawl(page_rows: Iterable[dict], link_rows: Iterable[dict], skip_rows:
     return Crawl(pages=[_page(r) for r in ordered], links=links, aliases=aliases, directory=directory)
 
 
-def load_crawl(directory: str | Path, job: str | None = None) -> Crawl:
-    """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory."""
+def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | None = None) -> Crawl:
+    """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory (``bad``: skip
+    unreadable parts and record them there, instead of stopping)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"crawl directory not found: {directory}")
     page_files = _part_files(directory, "pages")
     if not page_files:
         raise InputError(f"no pages in {directory}: pages/ has no part-*.parquet files")
-    page_rows = _read_parts(page_files, "pages", PAGE_COLUMNS, PAGE_OPTIONAL, job)
+    page_rows = _read_parts(page_files, "pages", PAGE_COLUMNS, PAGE_OPTIONAL, job, bad)
     if not page_rows:
         where = f" for job {job}" if job is not None else ""
         raise InputError(f"no pages in {directory}{where}: the part files hold no rows")
-    link_rows = _read_parts(_part_files(directory, "links"), "links", LINK_COLUMNS, LINK_OPTIONAL, job)
-    skip_rows = _read_parts(_part_files(directory, "skipped"), "skipped", SKIP_COLUMNS, SKIP_OPTIONAL, job)
+    link_rows = _read_parts(_part_files(directory, "links"), "links", LINK_COLUMNS, LINK_OPTIONAL, job, bad)
+    skip_rows = _read_parts(_part_files(directory, "skipped"), "skipped", SKIP_COLUMNS, SKIP_OPTIONAL, job,
+                            bad)
     return build_crawl(page_rows, link_rows, skip_rows, directory=str(directory))
 
 
