@@ -43,6 +43,7 @@ SKIP_REASONS = (
     "error",  # DNS, connection, timeout and other download errors
     "duplicate",  # same canonical URL as a page already recorded
     "max_pages",  # not fetched because the page cap was reached
+    "trap",  # a URL of a crawl trap: repeating path segments, a path or query past a length
 )
 
 #: What a page is to an editor (``linkspider.blocks.page_kind``): only content pages are link sources.

@@ -58,6 +58,10 @@ class UrlPolicy:
     pagination_patterns: tuple[str, ...] = field(default_factory=tuple)  # extra regexes
     trailing_slash: str = "add"  # add | strip | keep
     index_pages: frozenset[str] = INDEX_PAGES  # default documents collapsed to their directory
+    trap_repeats: int = 3  # a path segment (or run of segments) this many times in a row is a trap
+    trap_max_path: int = 400  # characters of path beyond which a URL is a trap
+    trap_max_query: int = 300  # characters of query string beyond which a URL is a trap
+    trap_max_segments: int = 25  # path segments beyond which a URL is a trap
 
     def __post_init__(self) -> None:
         if self.trailing_slash not in TRAILING_SLASH_POLICIES:
@@ -237,6 +241,31 @@ def _query_params(url: str, policy: UrlPolicy) -> list[tuple[str, str]]:
 @lru_cache(maxsize=256)
 def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p) for p in patterns)
+
+
+def trap_reason(url: str, policy: UrlPolicy = DEFAULT_POLICY) -> str | None:
+    """Why ``url`` looks like a crawl trap (a few words), or None.
+
+    A trap keeps producing new URLs without new pages: a segment or a run of segments that
+    repeats (``/loop/a/b/a/b/a/b/``, relative links resolved against themselves), a
+    path or query string past a length, or too many segments.
+    """
+    parts = urlsplit(url)
+    if len(parts.path) > policy.trap_max_path:
+        return f"path longer than {policy.trap_max_path} characters"
+    if len(parts.query) > policy.trap_max_query:
+        return f"query string longer than {policy.trap_max_query} characters"
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) > policy.trap_max_segments:
+        return f"more than {policy.trap_max_segments} path segments"
+    repeats = max(2, policy.trap_repeats)
+    for size in range(1, len(segments) // 2 + 1):
+        need = repeats if size == 1 else 2  # /a/a/a/ for one segment; /a/b/a/b/ for a run
+        for start in range(0, len(segments) - size * need + 1):
+            block = segments[start:start + size]
+            if all(segments[start + k * size:start + (k + 1) * size] == block for k in range(1, need)):
+                return f"'{'/'.join(block)}' repeats in the path"
+    return None
 
 
 def skip_reason(url: str, policy: UrlPolicy = DEFAULT_POLICY) -> str | None:

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-python3 -m ruff check linkspider postprocess deploy tests benchmarks
+python3 -m ruff check linkspider postprocess deploy tests benchmarks scripts
 python3 -m pytest -q "$@"

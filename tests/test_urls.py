@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from linkspider.urls import UrlPolicy, canonical_url, in_scope, same_origin, scope_path, skip_reason
+from linkspider.urls import (
+    UrlPolicy,
+    canonical_url,
+    in_scope,
+    same_origin,
+    scope_path,
+    skip_reason,
+    trap_reason,
+)
 
 CANONICAL = [
     # scheme, host, port, fragment
@@ -259,3 +267,28 @@ def test_scope_path(start: str, expected: str) -> None:
 def test_in_scope_rejects_unknown_scope() -> None:
     with pytest.raises(ValueError, match="scope must be one of"):
         in_scope("http://e.com/", "http://e.com/", "domain")
+
+
+@pytest.mark.parametrize(
+    ("url", "trap"),
+    [
+        ("https://example.com/guides/espresso/", None),
+        ("https://example.com/admin/admin/", None),  # twice in a row is a real path
+        ("https://example.com/a/a/a/", "'a' repeats in the path"),
+        ("https://example.com/loop/a/b/a/b/", "'a/b' repeats in the path"),
+        ("https://example.com/docs/x/y/z/x/y/z/", "'x/y/z' repeats in the path"),
+        ("https://example.com/a/b/c/a/b/d/", None),  # not back to back
+        ("https://example.com/" + "s/" * 0 + "/".join(f"p{i}" for i in range(26)) + "/",
+         "more than 25 path segments"),
+        ("https://example.com/" + "x" * 401 + "/", "path longer than 400 characters"),
+        ("https://example.com/search/?q=" + "y" * 301, "query string longer than 300 characters"),
+    ],
+)
+def test_trap_reason(url: str, trap: str | None) -> None:
+    assert trap_reason(url) == trap
+
+
+def test_trap_limits_come_from_the_policy() -> None:
+    strict = UrlPolicy(trap_repeats=2, trap_max_segments=3)
+    assert trap_reason("https://example.com/admin/admin/", strict) == "'admin' repeats in the path"
+    assert trap_reason("https://example.com/a/b/c/d/", strict) == "more than 3 path segments"

@@ -48,10 +48,18 @@ from twisted.internet.defer import CancelledError
 from w3lib.html import get_meta_refresh
 
 from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
-from linkspider.extract import extract_page
+from linkspider.extract import content_hash, extract_page
 from linkspider.items import CarriedPage, CrawledPage, SkipRecord
 from linkspider.previous import PreviousCrawl
-from linkspider.urls import INDEX_PAGES, UrlPolicy, canonical_url, in_scope, same_origin, skip_reason
+from linkspider.urls import (
+    INDEX_PAGES,
+    UrlPolicy,
+    canonical_url,
+    in_scope,
+    same_origin,
+    skip_reason,
+    trap_reason,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -77,6 +85,10 @@ def url_policy(settings: BaseSettings) -> UrlPolicy:
         pagination_patterns=tuple(settings.getlist("LINKSPIDER_PAGINATION_PATTERNS")),
         trailing_slash=settings.get("LINKSPIDER_TRAILING_SLASH"),
         index_pages=frozenset(settings.getlist("LINKSPIDER_INDEX_PAGES", sorted(INDEX_PAGES))),
+        trap_repeats=settings.getint("LINKSPIDER_TRAP_REPEATS", 3),
+        trap_max_path=settings.getint("LINKSPIDER_TRAP_MAX_PATH", 400),
+        trap_max_query=settings.getint("LINKSPIDER_TRAP_MAX_QUERY", 300),
+        trap_max_segments=settings.getint("LINKSPIDER_TRAP_MAX_SEGMENTS", 25),
     )
 
 
@@ -211,6 +223,7 @@ class SiteSpider(Spider):
         self.meta_refresh_maxdelay: float | None = None  # seconds; None = meta refresh ignored
         self.previous: PreviousCrawl | None = None  # the earlier job an incremental crawl builds on
         self.start_failure: str | None = None  # why the start URL could not be fetched, if it could not
+        self.texts_seen: dict[str, tuple[str, int]] = {}  # main-text hash -> (first segment, segments)
 
     # --- job id and resume state ----------------------------------------------
 
@@ -322,6 +335,9 @@ class SiteSpider(Spider):
         reason = skip_reason(url, self.policy)
         if reason is not None:
             return self.skip_once(url, reason, from_url=from_url)
+        trap = trap_reason(url, self.policy)
+        if trap is not None:
+            return self.skip_once(url, "trap", from_url=from_url, detail=trap)
         if self.depth_limit and depth is not None and depth > self.depth_limit:
             self.crawler.stats.inc_value("linkspider/depth_limit")
             return None  # not marked seen: a shorter path may still reach it
@@ -418,7 +434,11 @@ class SiteSpider(Spider):
         declared = self.canonical(content.canonical) if content.canonical else None
         canonicalised = declared is not None and declared != url
         follow: list[Any] = []
-        if not content.nofollow:
+        if self.copy_deeper_in_section(url, content.text):
+            # The same text as a shallower page of the same section (/loop/ and /loop/a/b/): the
+            # shape of a path trap. The page is kept; its links are not followed.
+            self.crawler.stats.inc_value("linkspider/trap_copies")
+        elif not content.nofollow:
             for target in targets:
                 if target is not None:
                     nxt = self.consider(target, from_url=url, found_by="link", depth=child_depth)
@@ -449,6 +469,20 @@ class SiteSpider(Spider):
         if self.max_pages and self.page_count >= self.max_pages:
             raise CloseSpider("max_pages")
         yield from follow
+
+    def copy_deeper_in_section(self, url: str, text: str) -> bool:
+        """Whether ``text`` is that of a page already seen in the same first path segment, at a
+        shallower path (a trap's pages repeat their parent's text ever deeper)."""
+        if not text.strip():
+            return False
+        segments = [s for s in urlsplit(url).path.split("/") if s]
+        key = content_hash(text)
+        section = segments[0] if segments else ""
+        seen = self.texts_seen.get(key)
+        if seen is None:
+            self.texts_seen[key] = (section, len(segments))
+            return False
+        return seen[0] == section and len(segments) > seen[1]
 
     def not_modified(self, url: str, info: dict[str, Any]) -> Iterator[Any]:
         """A 304: the previous job's rows are carried over and its links followed, nothing parsed."""
