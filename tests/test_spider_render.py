@@ -45,3 +45,30 @@ def test_render_finds_links_added_by_javascript(
     plain_pages, plain_links = crawl_js_page(sample_site, scrapy_crawl, tmp_path / "plain", "0")
     assert target not in plain_links and target not in plain_pages
     assert sample_site + "guides/espresso/" in plain_pages  # a static link, found either way
+
+
+def test_the_browser_loads_nothing_from_other_hosts(scrapy_crawl: Callable[..., Any], tmp_path: Path) -> None:
+    """A rendered page that pulls a script, an image and a beacon from another host: the other
+    host never sees a request, and the page's own script still adds its link."""
+    from linkspider.testserver import running
+
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "tracker.js").write_text("window.tracked = true;")
+    site = tmp_path / "site"
+    (site / "added").mkdir(parents=True)
+    (site / "added" / "index.html").write_text(
+        "<!doctype html><html lang=en><title>Added</title><main><h1>Added by script</h1><p>"
+        + "A page only a script links to. " * 20 + "</p></main></html>")
+    with running(tmp_path / "other") as other:
+        (site / "index.html").write_text(
+            "<!doctype html><html lang=en><title>Home</title><main><h1>Home</h1><p>"
+            + "Static words of the home page. " * 20 + "</p><div id=more></div></main>"
+            f'<script src="{other.url}tracker.js"></script><img src="{other.url}pixel.png">'
+            f'<script>fetch("{other.url}beacon"); document.getElementById("more").innerHTML = '
+            "'<a href=\"/added/\">added</a>';</script></html>")
+        with running(site) as server:
+            scrapy_crawl(server.url, tmp_path / "crawl", "-a", "render=1",
+                         settings={"LINKSPIDER_SITEMAPS": False, "ROBOTSTXT_OBEY": False})
+        assert other.requests == []
+    pages = {p["url"] for p in read_table(tmp_path / "crawl" / "pages").to_pylist()}
+    assert server.url + "added/" in pages

@@ -109,6 +109,23 @@ def skip_in_browser(request: Any) -> bool:
     return request.resource_type in ("image", "media", "font")
 
 
+class BrowserRequests:
+    """What the browser may load while rendering: the site's own documents, scripts and data —
+    never images, media or fonts, and nothing from another host (trackers, ads, CDNs' beacons)."""
+
+    def __init__(self, spider: SiteSpider) -> None:
+        self.spider = spider
+
+    def __call__(self, request: Any) -> bool:
+        """True: abort this request."""
+        if skip_in_browser(request):
+            return True
+        aborted = not same_origin(request.url, self.spider.start_url)
+        if aborted and self.spider.crawler is not None:
+            self.spider.crawler.stats.inc_value("linkspider/browser_offsite_aborted")
+        return aborted
+
+
 def new_job_id() -> str:
     """A job id for a crawl started without one: UTC time and a random suffix."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
@@ -188,13 +205,16 @@ class SiteSpider(Spider):
                 priority="spider",
             )
             settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
-            settings.set("PLAYWRIGHT_ABORT_REQUEST", skip_in_browser, priority="spider")
+            settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT",
+                         1000 * settings.getfloat("DOWNLOAD_TIMEOUT", 30), priority="spider")
         # DEPTH_LIMIT counts clicks from the start page, enforced here: Scrapy's own
         # depth also counts redirect hops and render=1's second request.
         depth_limit = settings.getint("DEPTH_LIMIT")
         settings.set("DEPTH_LIMIT", 0, priority=100)
         spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
+        if arguments.render:
+            settings.set("PLAYWRIGHT_ABORT_REQUEST", BrowserRequests(spider), priority="spider")
         if settings.getbool("METAREFRESH_ENABLED", True):
             spider.meta_refresh_maxdelay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
         crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
