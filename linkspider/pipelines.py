@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from linkspider.extract import content_hash
 from linkspider.items import TABLES, CarriedPage, CrawledPage, LinkRecord, PageRecord, SkipRecord
 from linkspider.parquet import PartWriter
@@ -118,6 +121,8 @@ class PartWriterPipeline:
         self.writers: dict[str, PartWriter] = {}
         self._timer: Any = None
         self.carried: set[str] = set()  # pages answered 304: their previous rows are copied at close
+        self.resuming = bool(crawler.settings.get("JOBDIR"))
+        self._stored: set[str] | None = None  # URLs this job already wrote (a resumed crawl)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartWriterPipeline:
@@ -153,10 +158,33 @@ class PartWriterPipeline:
             self.writers[table] = writer
         return writer
 
+    def already_stored(self, url: str, job: str) -> bool:
+        """Whether a resumed crawl (JOBDIR) wrote ``url`` before it was stopped. After a kill -9
+        the dupefilter may have lost its newest fingerprints and fetch a page again: its rows
+        are then not written twice."""
+        if not self.resuming:
+            return False
+        if self._stored is None:
+            self._stored = set()
+            for path in sorted((self.out / "pages").glob("part-*.parquet")):
+                try:
+                    table = pq.read_table(path, columns=["url", "job"])
+                except (OSError, pa.ArrowException):
+                    continue
+                self._stored.update(u for u, j in zip(table["url"].to_pylist(), table["job"].to_pylist(),
+                                                      strict=True) if j == job)
+        if url in self._stored:
+            self.crawler.stats.inc_value("linkspider/refetched_after_resume")
+            return True
+        self._stored.add(url)
+        return False
+
     def process_item(self, item: Any) -> Any:
         if isinstance(item, PageRows):
             pages = self._writer("pages")
             job = pages.job
+            if self.already_stored(item.page["url"], job):
+                return item
             item.page["job"] = job
             pages.add(item.page)
             if item.links:

@@ -266,11 +266,31 @@ class SiteSpider(Spider):
         """The job id: -a job= or Scrapyd's _job, else the one saved in JOBDIR, else a new one."""
         if self._job is None:
             state = self._restore()
-            self._job = state.get("job") or new_job_id()
+            self._job = state.get("job") or self._job_in_jobdir() or new_job_id()
+            self._save_job_in_jobdir(self._job)
         state = self._restore()
         if state is not None:
             state.setdefault("job", self._job)
         return self._job
+
+    def _jobdir_file(self) -> Path | None:
+        crawler = getattr(self, "crawler", None)
+        jobdir = crawler.settings.get("JOBDIR") if crawler is not None else None
+        return Path(jobdir) / "linkspider-job" if jobdir else None
+
+    def _job_in_jobdir(self) -> str | None:
+        """The job id a killed run of this JOBDIR wrote at once (spider.state is only saved on a
+        clean stop, so after a kill -9 this is what keeps the job id)."""
+        path = self._jobdir_file()
+        if path is not None and path.is_file():
+            return path.read_text(encoding="utf-8").strip() or None
+        return None
+
+    def _save_job_in_jobdir(self, job: str) -> None:
+        path = self._jobdir_file()
+        if path is not None and not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(job + "\n", encoding="utf-8")
 
     # --- requests -------------------------------------------------------------
 
