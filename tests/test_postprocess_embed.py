@@ -21,7 +21,6 @@ from postprocess.stages.embed import (
     embed_pages,
     from_cache,
     load_model,
-    model_slug,
     pick_device,
     read_vectors,
     save_vectors,
@@ -30,6 +29,7 @@ from postprocess.stages.embed import (
     verify_bundled,
 )
 from postprocess.stages.load import Page, build_crawl
+from postprocess.stages.vector_cache import model_slug
 
 pytestmark = pytest.mark.slow
 

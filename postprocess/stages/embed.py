@@ -29,7 +29,7 @@ from postprocess.options import Options
 from postprocess.stages.load import Crawl, Page
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
-from postprocess.stages.vector_cache import VectorParts, model_slug
+from postprocess.stages.vector_cache import VectorParts, vector_column, vectors_of
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +153,9 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
         from postprocess.stages.static_encoder import static_id
 
         model_id = static_id(model_id)
-    parts = cache_parts(cache_dir, model_id)
-    dim = _cache_dimension(parts) if pages else None
-    if dim is None:
+    if not pages:
         return None
-    cache = _read_cache(parts, dim)
+    cache = _read_cache(cache_parts(cache_dir, model_id))
     keys = [cache_key(model_id, prefix, options, p) for p in pages]
     if any(k not in cache for k in keys):
         return None
@@ -317,18 +315,20 @@ def combine(title_vec: np.ndarray | None, chunk_vecs: np.ndarray, title_weight: 
 
 def cache_parts(cache_dir: str | Path, model_id: str) -> VectorParts:
     """The page cache of ``model_id`` under ``cache_dir`` (``embeddings-<model>/part-*.parquet``)."""
-    slug = model_slug(model_id)
-    return VectorParts(Path(cache_dir) / f"embeddings-{slug}", Path(cache_dir) / f"embeddings-{slug}.parquet")
+    return VectorParts.for_model(cache_dir, "embeddings", model_id)
 
 
-def _read_cache(parts: VectorParts, dim: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """key → (page vector, chunk vectors) from every readable part (later parts win)."""
+def _read_cache(parts: VectorParts, dim: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """key → (page vector, chunk vectors) from every readable part (later parts win); ``dim`` None:
+    the dimension of the first vector read (parts of another dimension are skipped)."""
     cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for table in parts.tables():
+        if dim is None and table.num_rows and "vector" in table.column_names:
+            dim = len(table["vector"][0])
         try:
             keys = table["key"].to_pylist()
-            vectors = _vectors_of(table["vector"], dim)
-            chunks = _vectors_of(table["chunks"], dim)
+            vectors = vectors_of(table["vector"], dim)
+            chunks = vectors_of(table["chunks"], dim)
         except (ValueError, KeyError, pa.ArrowException):
             log.warning("a part of the embedding cache %s has another shape; its pages are embedded again",
                         parts.folder)
@@ -339,40 +339,12 @@ def _read_cache(parts: VectorParts, dim: int) -> dict[str, tuple[np.ndarray, np.
     return cache
 
 
-def _cache_dimension(parts: VectorParts) -> int | None:
-    for table in parts.tables(columns=["vector"]):
-        if table.num_rows:
-            return len(table["vector"][0])
-    return None
-
-
-def _vector_column(vectors: Sequence[np.ndarray]) -> pa.Array:
-    """A list<float32> column from arrays (flattened), without Python float lists."""
-    flat = [np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors]
-    offsets = np.zeros(len(flat) + 1, dtype=np.int32)
-    if flat:
-        offsets[1:] = np.cumsum([len(v) for v in flat])
-    values = np.concatenate(flat) if flat else np.zeros(0, dtype=np.float32)
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, pa.float32()))
-
-
-def _vectors_of(column: pa.ChunkedArray, dim: int) -> list[np.ndarray]:
-    """The arrays of a list<float32> column, each reshaped to rows of ``dim``."""
-    out: list[np.ndarray] = []
-    for chunk in column.chunks:
-        offsets = chunk.offsets.to_numpy()  # absolute positions in chunk.values
-        values = chunk.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-        for i in range(len(chunk)):
-            out.append(values[offsets[i]:offsets[i + 1]].reshape(-1, dim))
-    return out
-
-
 def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
     keys = list(entries)
     return pa.table({
         "key": pa.array(keys, pa.string()),
-        "vector": _vector_column([entries[k][0] for k in keys]),
-        "chunks": _vector_column([entries[k][1] for k in keys]),
+        "vector": vector_column([entries[k][0] for k in keys]),
+        "chunks": vector_column([entries[k][1] for k in keys]),
     })
 
 
@@ -443,8 +415,8 @@ def save_vectors(path: Path, embeddings: Embeddings) -> None:
     dim = embeddings.vectors.shape[1] if embeddings.vectors.ndim == 2 else 0
     table = pa.table({
         "url": pa.array(embeddings.urls, pa.string()),
-        "vector": _vector_column(list(embeddings.vectors)),
-        "chunks": _vector_column(embeddings.chunk_vectors),
+        "vector": vector_column(list(embeddings.vectors)),
+        "chunks": vector_column(embeddings.chunk_vectors),
     }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim)})
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
@@ -458,8 +430,8 @@ def read_vectors(path: Path) -> Embeddings:
     dim = int(meta.get(b"dimension", b"0"))
     if dim <= 0:
         raise InputError(f"{path} has no vector dimension: run the embed stage again")
-    rows = _vectors_of(table["vector"], dim)
+    rows = vectors_of(table["vector"], dim)
     vectors = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
-    chunks = _vectors_of(table["chunks"], dim)
+    chunks = vectors_of(table["chunks"], dim)
     return Embeddings(urls=table["url"].to_pylist(), vectors=vectors, chunk_vectors=chunks,
                       model_id=meta.get(b"model_id", b"").decode())

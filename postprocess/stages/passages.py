@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.embed import Embedder, Embeddings
-from postprocess.stages.vector_cache import VectorParts, model_slug
+from postprocess.stages.vector_cache import VectorParts, vector_column, vectors_of
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200
@@ -38,17 +38,11 @@ class PassageVectors:
         self._load = None if isinstance(model, Embedder) else model
         self.model_id = model_id or (self._model.model_id if self._model else "")
         self.vectors: dict[str, np.ndarray] = {}
-        slug = model_slug(self.model_id)
-        self.parts = (VectorParts(Path(cache_dir) / f"passages-{slug}",
-                                  Path(cache_dir) / f"passages-{slug}.parquet") if cache_dir else None)
+        self.parts = VectorParts.for_model(cache_dir, "passages", self.model_id) if cache_dir else None
         self._on_disk: set[str] = set()
         if self.parts is not None:
             for table in self.parts.tables():
-                values = table["vector"].combine_chunks()
-                flat = values.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-                offsets = values.offsets.to_numpy()
-                for i, key in enumerate(table["key"].to_pylist()):
-                    self.vectors[key] = flat[offsets[i]:offsets[i + 1]]
+                self.vectors.update(zip(table["key"].to_pylist(), vectors_of(table["vector"]), strict=True))
             self._on_disk = set(self.vectors)
         self.embedded = 0
 
@@ -81,8 +75,8 @@ class PassageVectors:
         keys = sorted(set(self.vectors) - self._on_disk)
         if not keys:
             return
-        vectors = pa.array([self.vectors[k].tolist() for k in keys], pa.list_(pa.float32()))
-        self.parts.append(pa.table({"key": pa.array(keys, pa.string()), "vector": vectors}))
+        self.parts.append(pa.table({"key": pa.array(keys, pa.string()),
+                                    "vector": vector_column([self.vectors[k] for k in keys])}))
         self._on_disk.update(keys)
 
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -32,6 +33,28 @@ def model_slug(model_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "-" for c in model_id).strip("-").lower()
 
 
+def vector_column(vectors: Sequence[np.ndarray]) -> pa.Array:
+    """A list<float32> column from arrays (flattened), without Python float lists."""
+    flat = [np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors]
+    offsets = np.zeros(len(flat) + 1, dtype=np.int32)
+    if flat:
+        offsets[1:] = np.cumsum([len(v) for v in flat])
+    values = np.concatenate(flat) if flat else np.zeros(0, dtype=np.float32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, pa.float32()))
+
+
+def vectors_of(column: pa.ChunkedArray, dim: int | None = None) -> list[np.ndarray]:
+    """The arrays of a list<float32> column, each reshaped to rows of ``dim`` (None: as stored)."""
+    out: list[np.ndarray] = []
+    for chunk in column.chunks:
+        offsets = chunk.offsets.to_numpy()  # absolute positions in chunk.values
+        values = chunk.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        for i in range(len(chunk)):
+            vector = values[offsets[i]:offsets[i + 1]]
+            out.append(vector if dim is None else vector.reshape(-1, dim))
+    return out
+
+
 class VectorParts:
     """The parts of one cache folder (``folder``), plus an older single-file cache (``legacy``)."""
 
@@ -40,13 +63,17 @@ class VectorParts:
         self.legacy = legacy
         self._seq = 0
 
+    @classmethod
+    def for_model(cls, cache_dir: str | Path, kind: str, model_id: str) -> VectorParts:
+        """``cache_dir/<kind>-<model>/`` (``embeddings``, ``passages``), with the older
+        ``<kind>-<model>.parquet`` read as its first part."""
+        name = f"{kind}-{model_slug(model_id)}"
+        return cls(Path(cache_dir) / name, Path(cache_dir) / f"{name}.parquet")
+
     def files(self) -> list[Path]:
         """Existing parts, oldest first (the legacy file before all)."""
         parts = sorted(self.folder.glob("part-*.parquet")) if self.folder.is_dir() else []
         return ([self.legacy] if self.legacy is not None and self.legacy.is_file() else []) + parts
-
-    def exists(self) -> bool:
-        return bool(self.files())
 
     def tables(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
         """Each readable part as a table, oldest first; an unreadable one is skipped with a warning."""
