@@ -14,10 +14,11 @@ workers can write into the same directory without clashing.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+logger = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -164,9 +166,28 @@ def row_bytes(row: Mapping[str, Any]) -> int:
     return size
 
 
+def part_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The complete part files under ``directory``, in name order (none when it does not exist)."""
+    folder = Path(directory)
+    return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
+
+
+def read_part(path: Path, columns: Sequence[str] | None = None) -> pa.Table | None:
+    """One part file (only ``columns`` of them that it has, when given); None, with a warning,
+    when it cannot be read."""
+    try:
+        if columns is not None:
+            names = pq.read_schema(path).names
+            columns = [c for c in columns if c in names]
+        return pq.read_table(path, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        logger.warning("linkspider: part %s is unreadable (%s); skipped", path, exc)
+        return None
+
+
 def read_table(directory: str | os.PathLike[str], schema: pa.Schema | None = None) -> pa.Table:
     """All complete part files under ``directory`` as one table (empty when there are none)."""
-    parts = sorted(Path(directory).glob("part-*.parquet"))
+    parts = part_files(directory)
     if not parts:
         if schema is None:
             raise FileNotFoundError(f"no part files in {directory}")

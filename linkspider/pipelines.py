@@ -15,12 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from linkspider.extract import content_hash
 from linkspider.items import TABLES, CarriedPage, CrawledPage, LinkRecord, PageRecord, SkipRecord
-from linkspider.parquet import PartWriter
+from linkspider.parquet import PartWriter, part_files, read_part
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -166,10 +163,9 @@ class PartWriterPipeline:
             return False
         if self._stored is None:
             self._stored = set()
-            for path in sorted((self.out / "pages").glob("part-*.parquet")):
-                try:
-                    table = pq.read_table(path, columns=["url", "job"])
-                except (OSError, pa.ArrowException):
+            for path in part_files(self.out / "pages"):
+                table = read_part(path, ["url", "job"])
+                if table is None:
                     continue
                 self._stored.update(u for u, j in zip(table["url"].to_pylist(), table["job"].to_pylist(),
                                                       strict=True) if j == job)

@@ -15,7 +15,6 @@ output folder (``pages/`` and ``links/`` parts) before it starts:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,9 +23,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-logger = logging.getLogger(__name__)
+from linkspider.parquet import part_files, read_part
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +38,12 @@ class PreviousPage:
     found_by: str | None
 
 
-def _parts(folder: Path) -> list[Path]:
-    return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
-
-
-def _columns(path: Path, wanted: tuple[str, ...]) -> list[str]:
-    names = pq.read_schema(path).names
-    return [c for c in wanted if c in names]
-
-
 def newest_job(out: Path, exclude: str) -> str | None:
     """The job with the latest page fetch under ``out/pages`` other than ``exclude``."""
     newest: dict[str, datetime] = {}
-    for path in _parts(out / "pages"):
-        try:
-            table = pq.read_table(path, columns=["job", "fetched_at"])
-        except (OSError, pa.ArrowException, KeyError) as exc:
-            logger.warning("linkspider: previous crawl part %s is unreadable (%s); skipped", path, exc)
+    for path in part_files(out / "pages"):
+        table = read_part(path, ["job", "fetched_at"])
+        if table is None or not {"job", "fetched_at"} <= set(table.column_names):
             continue
         for job, at in zip(table["job"].to_pylist(), table["fetched_at"].to_pylist(), strict=True):
             if job and job != exclude and at is not None and (job not in newest or at > newest[job]):
@@ -72,11 +59,9 @@ class PreviousCrawl:
         self.job = job
         self.pages: dict[str, PreviousPage] = {}
         wanted = ("url", "job", "etag", "last_modified", "fetched_at", "depth", "found_by")
-        for path in _parts(out / "pages"):
-            try:
-                table = pq.read_table(path, columns=_columns(path, wanted))
-            except (OSError, pa.ArrowException) as exc:
-                logger.warning("linkspider: previous crawl part %s is unreadable (%s); skipped", path, exc)
+        for path in part_files(out / "pages"):
+            table = read_part(path, wanted)
+            if table is None:
                 continue
             table = table.filter(pc.equal(table["job"], job))
             for row in table.to_pylist():
@@ -105,12 +90,9 @@ class PreviousCrawl:
                 return np.zeros(0, np.int64)
             return lookup[encoded.indices.to_numpy(zero_copy_only=False)]
 
-        for path in _parts(self.out / "links"):
-            try:
-                columns = _columns(path, ("source_url", "target_url", "internal", "job"))
-                table = pq.read_table(path, columns=columns)
-            except (OSError, pa.ArrowException) as exc:
-                logger.warning("linkspider: previous crawl part %s is unreadable (%s); skipped", path, exc)
+        for path in part_files(self.out / "links"):
+            table = read_part(path, ("source_url", "target_url", "internal", "job"))
+            if table is None:
                 continue
             keep = pc.equal(table["job"], self.job)
             if "internal" in table.column_names:
@@ -174,11 +156,9 @@ class PreviousCrawl:
         if not urls:
             return
         wanted = pa.array(sorted(urls), pa.string())
-        for path in _parts(self.out / table):
-            try:
-                part = pq.read_table(path)
-            except (OSError, pa.ArrowException) as exc:
-                logger.warning("linkspider: previous crawl part %s is unreadable (%s); skipped", path, exc)
+        for path in part_files(self.out / table):
+            part = read_part(path)
+            if part is None:
                 continue
             part = part.filter(pc.and_(pc.equal(part["job"], self.job),
                                        pc.is_in(part[key], value_set=wanted)))

@@ -455,9 +455,7 @@ class SiteSpider(Spider):
             if refresh_url and delay is not None and delay < self.meta_refresh_maxdelay:
                 yield from self.redirected(response, info, refresh_url, how="meta refresh")
                 return
-        state = self._restore()
-        if self.max_pages and self.page_count >= self.max_pages:
-            self.crawler.stats.inc_value("linkspider/over_cap")
+        if self.over_cap():
             return
         if self.render and not response.meta.get("playwright"):
             # Status, redirects, type and size are settled by the plain fetch, so the
@@ -479,11 +477,7 @@ class SiteSpider(Spider):
             # shape of a path trap. The page is kept; its links are not followed.
             self.crawler.stats.inc_value("linkspider/trap_copies")
         elif not content.nofollow:
-            for target in targets:
-                if target is not None:
-                    nxt = self.consider(target, from_url=url, found_by="link", depth=child_depth)
-                    if nxt is not None:
-                        follow.append(nxt)
+            follow = self.follow(targets, url, child_depth)
         if canonicalised:
             yield self.skip(url, "canonicalised", from_url=info["from"], alias_of=declared)
             nxt = self.consider(declared, from_url=url, found_by=info["found_by"], depth=depth)
@@ -491,8 +485,7 @@ class SiteSpider(Spider):
                 yield nxt
             yield from follow
             return
-        self.page_count += 1
-        state["page_count"] = self.page_count
+        self.count_page()
         yield CrawledPage(
             url=url,
             fetched_url=response.url,
@@ -506,9 +499,31 @@ class SiteSpider(Spider):
             etag=_header(response, b"ETag"),
             last_modified=_header(response, b"Last-Modified"),
         )
-        if self.max_pages and self.page_count >= self.max_pages:
+        if self.cap_reached():
             raise CloseSpider("max_pages")
         yield from follow
+
+    def cap_reached(self) -> bool:
+        """Whether ``max_pages`` pages are recorded (this run's and, resumed, the earlier runs')."""
+        self._restore()
+        return bool(self.max_pages and self.page_count >= self.max_pages)
+
+    def over_cap(self) -> bool:
+        """``cap_reached``, counted in the stats: a page answered after the cap is not recorded."""
+        if self.cap_reached():
+            self.crawler.stats.inc_value("linkspider/over_cap")
+            return True
+        return False
+
+    def count_page(self) -> None:
+        """One more page recorded (kept in spider.state, so a resumed crawl keeps counting)."""
+        self.page_count += 1
+        self._restore()["page_count"] = self.page_count
+
+    def follow(self, targets: Iterable[str | None], from_url: str, depth: int | None) -> list[Any]:
+        """Requests (and skip records) for the link targets of ``from_url`` (None: not http)."""
+        found = (self.consider(t, from_url=from_url, found_by="link", depth=depth) for t in targets if t)
+        return [nxt for nxt in found if nxt is not None]
 
     def copy_deeper_in_section(self, url: str, text: str) -> bool:
         """Whether ``text`` is that of a page already seen in the same first path segment, at a
@@ -527,21 +542,14 @@ class SiteSpider(Spider):
     def not_modified(self, url: str, info: dict[str, Any]) -> Iterator[Any]:
         """A 304: the previous job's rows are carried over and its links followed, nothing parsed."""
         assert self.previous is not None
-        state = self._restore()
-        if self.max_pages and self.page_count >= self.max_pages:
-            self.crawler.stats.inc_value("linkspider/over_cap")
+        if self.over_cap():
             return
-        self.page_count += 1
-        state["page_count"] = self.page_count
+        self.count_page()
         self.crawler.stats.inc_value("linkspider/not_modified")
         yield CarriedPage(url=url, previous_job=self.previous.job)
         depth = info["depth"]
-        child_depth = None if depth is None else depth + 1
-        for target in self.previous.links_of(url):
-            nxt = self.consider(target, from_url=url, found_by="link", depth=child_depth)
-            if nxt is not None:
-                yield nxt
-        if self.max_pages and self.page_count >= self.max_pages:
+        yield from self.follow(self.previous.links_of(url), url, None if depth is None else depth + 1)
+        if self.cap_reached():
             raise CloseSpider("max_pages")
 
     def redirected(
