@@ -17,9 +17,7 @@ import hashlib
 import json
 import random
 import shutil
-import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,7 +25,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from timing import postprocess_run  # noqa: E402
 
 
 def changed_crawl(crawl: Path, out: Path, share: float, seed: int) -> int:
@@ -57,16 +57,8 @@ def changed_crawl(crawl: Path, out: Path, share: float, seed: int) -> int:
 
 
 def timed_run(crawl: Path, out: Path, extra: list[str]) -> dict[str, float]:
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "postprocess", "run",
-               "--crawl", str(crawl), "--out", str(out), *extra]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"postprocess failed: {done.stderr.strip().splitlines()[-2:]}")
-    _, rss_kb = done.stderr.strip().splitlines()[-1].split()
-    summary = json.loads((out / "summary.json").read_text())
-    return {"seconds": round(wall, 1), "peak_rss_mb": round(int(rss_kb) / 1024),
+    wall, rss_kb, summary = postprocess_run(crawl, out, extra)
+    return {"seconds": round(wall, 1), "peak_rss_mb": round(rss_kb / 1024),
             "embedded_pages": summary.get("embedding", {}).get("embedded_pages"),
             "suggestions": summary.get("suggestions")}
 

@@ -15,19 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic_site import SyntheticSite, serve  # noqa: E402
+from timing import timed  # noqa: E402
 
 SETTINGS = {"AUTOTHROTTLE_ENABLED": "False", "CONCURRENT_REQUESTS": "16",
             "CONCURRENT_REQUESTS_PER_DOMAIN": "16", "LOG_LEVEL": "INFO", "DEPTH_LIMIT": "0",
@@ -39,19 +37,16 @@ def crawl(port: int, out: Path, job: str, incremental: bool, changed: float, pag
     server = serve(site, port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "scrapy", "crawl", "site",
+    command = [sys.executable, "-m", "scrapy", "crawl", "site",
                "-a", f"start=http://127.0.0.1:{port}/", "-a", f"out={out}", "-a", f"job={job}",
                "-a", f"incremental={int(incremental)}"]
     for name, value in SETTINGS.items():
         command += ["-s", f"{name}={value}"]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    server.shutdown()
-    server.server_close()
-    if done.returncode != 0:
-        sys.exit(f"crawl {job} failed: {done.stderr.strip()[-800:]}")
-    rss_kb = int(done.stderr.strip().splitlines()[-1].split()[1])
+    try:
+        wall, rss_kb, _ = timed(command, f"crawl {job}")
+    finally:
+        server.shutdown()
+        server.server_close()
     table = ds.dataset(out / "pages", format="parquet").to_table(columns=["job"])
     return {"job": job, "seconds": round(wall, 1), "crawler_peak_rss_mb": round(rss_kb / 1024),
             "full_responses": server.full, "not_modified": server.not_modified,

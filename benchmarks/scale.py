@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +24,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/postprocess.py must not shadow the package
+
+from timing import postprocess_run  # noqa: E402
 
 
 def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path: benchmarks/postprocess.py
@@ -39,15 +41,7 @@ def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path
 
 
 def run(crawl: Path, out: Path, extra: list[str]) -> dict:
-    command = ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "postprocess", "run",
-               "--crawl", str(crawl), "--out", str(out), "--encoder", "static", *extra]
-    started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        sys.exit(f"postprocess failed on {crawl}: {done.stderr.strip()[-600:]}")
-    rss_kb = int(done.stderr.strip().splitlines()[-1].split()[1])
-    summary = json.loads((out / "summary.json").read_text())
+    wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra])
     return {"seconds": round(wall, 1), "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
             "stages": summary.get("seconds", {}), "pages": summary.get("pages"),
             "links": summary.get("links"), "suggestions": summary.get("suggestions"),

@@ -12,13 +12,12 @@ from postprocess.stages.candidates import (
     Suggestion,
     apply_caps,
     existing_links,
-    inbound_counts,
     pair_rejection,
     source_exclusion,
     target_exclusion,
 )
 from postprocess.stages.load import Crawl, Link, Page
-from postprocess.stages.scoring import combine, date_factor, parse_date
+from postprocess.stages.scoring import combine, date_factor, inbound_counts, parse_date
 
 A = Page(url="https://s.test/a/", text="a text", lang="en")
 B = Page(url="https://s.test/b/", text="b text", lang="en")

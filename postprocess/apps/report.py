@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.stages.anchors import clean_title, site_title_parts
-from postprocess.stages.candidates import Suggestion, inbound_counts
+from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Crawl
 from postprocess.stages.output import PAGES_FILE, replace_atomically
-from postprocess.stages.scoring import PART_COLUMNS
+from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
@@ -45,10 +45,11 @@ def page_titles(crawl: Crawl) -> dict[str, str]:
 
 
 def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
-                      stage: bool = False) -> pa.Table:
+                      stage: bool = False, titles: dict[str, str] | None = None) -> pa.Table:
     """The queue as a table, best first; titles and inbound counts when ``crawl`` is given.
 
-    ``stage`` adds what the next stage needs (the anchor's paragraph).
+    ``stage`` adds what the next stage needs (the anchor's paragraph); ``titles``: ``page_titles``
+    of ``crawl`` when the caller has them.
     """
     parts = part_names(rows)
     columns: dict[str, pa.Array] = {
@@ -67,7 +68,7 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
     for name in parts:
         columns[name] = pa.array([s.parts.get(name) for s in rows], pa.float64())
     if crawl is not None:
-        titles = page_titles(crawl)
+        titles = titles if titles is not None else page_titles(crawl)
         inbound = inbound_counts(crawl)
         columns["source_title"] = pa.array([titles.get(s.source_url, "") for s in rows], pa.string())
         columns["target_title"] = pa.array([titles.get(s.target_url, "") for s in rows], pa.string())
@@ -118,9 +119,8 @@ def csv_columns(table: pa.Table) -> list[str]:
     return first + [c for c in table.column_names if c not in first and c not in info] + info
 
 
-def write_pages(out: Path, crawl: Crawl) -> None:
-    """``pages.parquet``: url and clean title of every page of the crawl."""
-    titles = page_titles(crawl)
+def write_pages(out: Path, titles: dict[str, str]) -> None:
+    """``pages.parquet``: url and clean title (``page_titles``) of every page of the crawl."""
     table = pa.table({"url": pa.array(list(titles), pa.string()),
                       "title": pa.array(list(titles.values()), pa.string())})
     replace_atomically(out / PAGES_FILE, lambda tmp: pq.write_table(table, tmp))
@@ -128,9 +128,10 @@ def write_pages(out: Path, crawl: Crawl) -> None:
 
 def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl) -> pa.Table:
     """suggestions.parquet and suggestions.csv (same rows, score descending)."""
-    table = suggestions_table(rows, crawl)
+    titles = page_titles(crawl)
+    table = suggestions_table(rows, crawl, titles=titles)
     replace_atomically(out / "suggestions.parquet", lambda tmp: pq.write_table(table, tmp))
-    write_pages(out, crawl)
+    write_pages(out, titles)
     write_csv(out / "suggestions.csv", table, csv_columns(table))
     return table
 

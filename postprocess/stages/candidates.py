@@ -43,12 +43,6 @@ def existing_links(links: Iterable[Link], content_only: bool = False) -> set[tup
             if not content_only or link.position == "content"}
 
 
-def inbound_counts(crawl: Crawl) -> Counter[str]:
-    """Distinct other pages linking to each URL (any position)."""
-    pairs = {(link.source_url, link.target_url) for link in crawl.links if link.source_url != link.target_url}
-    return Counter(target for _, target in pairs)
-
-
 def target_exclusion(page: Page, options: Options | None = None) -> str | None:
     """Why a page may not receive suggestions (None: it may): content pages, listings only when asked."""
     if page.kind != "content" and not (page.kind == "listing" and options is not None

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -105,22 +106,18 @@ class Evidence:
             _anchor_uses(crawl, row),
             neighbours,
         )
-        self._count_inbound(crawl)
+        self._links_changed(crawl)
 
     def with_links(self, crawl: Crawl) -> Evidence:
         """This evidence for the same pages with other links (a confidence fold hides some): the
         lexical index is kept, names and inbound counts are made again."""
         evidence = copy.copy(self)
         evidence.site = self.site.with_anchor_uses(_anchor_uses(crawl, self.site.row))
-        evidence._count_inbound(crawl)
+        evidence._links_changed(crawl)
         return evidence
 
-    def _count_inbound(self, crawl: Crawl) -> None:
-        pairs = {(link.source_url, link.target_url) for link in crawl.links
-                 if link.source_url != link.target_url}
-        self.inbound: dict[str, int] = {}
-        for _, target in pairs:
-            self.inbound[target] = self.inbound.get(target, 0) + 1
+    def _links_changed(self, crawl: Crawl) -> None:
+        self.inbound = inbound_counts(crawl)
         self._source = -1
         self._lexical: dict[int, float] = {}
 
@@ -156,6 +153,12 @@ class Evidence:
             "mention": round(mention.weight if mention else 0.0, 6),
             "needs_links": round(needs_links(self.inbound.get(target_url, 0)), 6),
         }
+
+
+def inbound_counts(crawl: Crawl) -> Counter[str]:
+    """Distinct other pages linking to each URL (any position)."""
+    pairs = {(link.source_url, link.target_url) for link in crawl.links if link.source_url != link.target_url}
+    return Counter(target for _, target in pairs)
 
 
 def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]]:
