@@ -120,7 +120,6 @@ class Session:
             bad = BadParts() if getattr(self.args, "skip_bad_parts", False) else None
             self.crawl = self.timed("load", lambda: load_crawl(self.args.crawl, self.args.job, bad))
             if bad is not None and bad.parts:
-                logging.getLogger("postprocess").warning("%s", bad.describe())
                 print(f"postprocess: warning: {bad.describe()}", file=sys.stderr)
             require_linkable(self.crawl)
         return self.crawl

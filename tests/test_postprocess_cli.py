@@ -193,3 +193,18 @@ def test_html_report_escapes_page_text(tmp_path):
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_skip_bad_parts_runs_on_the_readable_parts_and_says_what_it_lost(tmp_path):
+    crawl, out = tmp_path / "crawl", tmp_path / "out"
+    write_crawl(crawl, SITE[:5], SITE_LINKS, part="job1-0001")
+    write_crawl(crawl, SITE[5:], [], part="job1-0002")
+    bad = crawl / "pages" / "part-job1-0002.parquet"
+    bad.write_bytes(bad.read_bytes()[:-30])
+    stopped = postprocess("--crawl", str(crawl), "--out", str(out), *LOW)
+    assert_one_line_error(stopped, "part-job1-0002.parquet", out)
+    result = postprocess("--crawl", str(crawl), "--out", str(out), "--skip-bad-parts", *LOW)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "unreadable part file" in line]
+    assert len(warnings) == 1 and str(bad) in warnings[0]
+    assert json.loads((out / "summary.json").read_text())["pages"] == 5

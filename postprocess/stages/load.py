@@ -126,6 +126,19 @@ def _rows_in(path: Path) -> int | None:
         return None
 
 
+def _read_part(path: Path, table: str, required: tuple[str, ...], optional: tuple[str, ...]) -> pa.Table:
+    """One part file's columns, checked against the crawl contract (InputError); an unreadable
+    file raises what pyarrow raises."""
+    schema = pq.read_schema(path)
+    check_version(path, schema)
+    missing = [c for c in required if c not in schema.names]
+    if missing:
+        raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
+    columns = list(required) + [c for c in optional if c in schema.names]
+    check_types(path, table, schema, columns)
+    return pq.read_table(path, columns=columns)
+
+
 def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
                 optional: tuple[str, ...], job: str | None, bad: BadParts | None = None) -> list[dict]:
     """Rows of every part file as dicts; a missing required column is an InputError. An unreadable
@@ -133,25 +146,13 @@ def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
     rows: list[dict] = []
     for path in files:
         try:
-            schema = pq.read_schema(path)
+            part = _read_part(path, table, required, optional)
         except (OSError, pa.ArrowException) as exc:
-            if bad is not None:
-                bad.parts.append((path, _rows_in(path), _first_line(exc)))
-                continue
-            raise InputError(f"cannot read {path}: {exc} (--skip-bad-parts reads the other parts)") from exc
-        check_version(path, schema)
-        missing = [c for c in required if c not in schema.names]
-        if missing:
-            raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
-        columns = list(required) + [c for c in optional if c in schema.names]
-        check_types(path, table, schema, columns)
-        try:
-            part = pq.read_table(path, columns=columns)
-        except (OSError, pa.ArrowException) as exc:
-            if bad is not None:
-                bad.parts.append((path, _rows_in(path), _first_line(exc)))
-                continue
-            raise InputError(f"cannot read {path}: {exc} (--skip-bad-parts reads the other parts)") from exc
+            if bad is None:
+                raise InputError(f"cannot read {path}: {exc} "
+                                 "(--skip-bad-parts reads the other parts)") from exc
+            bad.parts.append((path, _rows_in(path), _first_line(exc)))
+            continue
         if job is not None:
             if "job" not in part.column_names:
                 raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
