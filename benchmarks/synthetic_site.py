@@ -28,7 +28,6 @@ import html
 import math
 import os
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -113,7 +112,6 @@ class SyntheticSite:
         self.english_p = weights / weights.sum()
         topic_ranks = np.arange(1, 41)
         self.topic_p = (1.0 / topic_ranks) / (1.0 / topic_ranks).sum()
-        self.changed = changed
         self._change_mark = np.random.default_rng([seed, 7]).random(pages) < changed if changed else None
         rng = np.random.default_rng([seed, 11])
         self._topic_words = [[vocabulary[i] for i in row]
@@ -369,11 +367,6 @@ def serve(site: SyntheticSite, port: int) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.full = server.not_modified = server.bytes_sent = 0  # type: ignore[attr-defined]
     return server
-
-
-def iter_pages(site: SyntheticSite) -> Iterator[Page]:
-    for number in range(site.pages):
-        yield site.page(number)
 
 
 def main(argv: list[str] | None = None) -> int:
