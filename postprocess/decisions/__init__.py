@@ -1,0 +1,1 @@
+"""What editors decided about suggestions: kept in SQLite, outside any run's output folder."""
