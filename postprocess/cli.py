@@ -53,6 +53,9 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sentence-transformers model folder or cached hub name "
                              "(default: the bundled all-MiniLM-L6-v2); never downloaded")
     parser.add_argument("--job", default=None, help="read only the rows of this crawl job (default: all)")
+    parser.add_argument("--db", default=None,
+                        help="editors' decisions (SQLite): decided pairs are never proposed again, approved "
+                             "ones found linked become live (default: decisions.sqlite beside --out)")
     parser.add_argument("--skip-bad-parts", action="store_true",
                         help="read a crawl with unreadable (truncated, corrupt) part files: skip them "
                              "and say how many rows were lost (default: stop and name the file)")
@@ -106,6 +109,7 @@ class Session:
     cannibal: object = None
     rejected: object = None
     confidence: object = None
+    decisions: dict[str, object] | None = None
 
     def timed(self, name: str, fn: Callable[[], object]) -> object:
         started = time.perf_counter()
@@ -181,6 +185,41 @@ def _vectors_and_index(s: Session) -> None:
         check_matches(s.index, s.embeddings.vectors, s.out)
 
 
+def decisions_path(args: argparse.Namespace) -> Path:
+    """The decisions database of this command: ``--db``, or decisions.sqlite beside ``--out``."""
+    from postprocess.decisions.store import default_path
+
+    return Path(args.db) if getattr(args, "db", None) else default_path(args.out)
+
+
+def check_decisions(args: argparse.Namespace) -> None:
+    """Stop before any work when the decisions database exists but cannot be read."""
+    from postprocess.decisions.store import DecisionStore
+
+    path = decisions_path(args)
+    if path.exists():
+        DecisionStore(path, create=False)
+
+
+def held_back_pairs(s: Session) -> dict[tuple[str, str], str]:
+    """Decided pairs (pair -> state) after marking approved pairs this crawl finds linked as live.
+
+    Without a decisions database nothing is held back and no file is created.
+    """
+    from postprocess.decisions.store import DecisionStore
+    from postprocess.stages.candidates import existing_links
+
+    path = decisions_path(s.args)
+    if not path.exists():
+        s.decisions = None
+        return {}
+    store = DecisionStore(path, create=False)
+    live = store.record_live(existing_links(s.get_crawl().links))
+    states = store.states()
+    s.decisions = {**store.counts(), "held_back": len(states), "became_live": len(live)}
+    return states
+
+
 def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
     from postprocess.apps.report import write_cannibalisation, write_parquet
@@ -188,8 +227,9 @@ def stage_rank(s: Session) -> None:
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
+    held_back = held_back_pairs(s)
     s.rows, s.cannibal, s.rejected = s.timed(
-        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options))
+        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, held_back=held_back))
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
 
@@ -250,6 +290,12 @@ def stage_report(s: Session) -> None:
     figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence)
     if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
         figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
+    if s.decisions is None and decisions_path(s.args).exists():
+        from postprocess.decisions.store import DecisionStore
+
+        s.decisions = DecisionStore(decisions_path(s.args), create=False).counts()
+    if s.decisions is not None:
+        figures["decisions"] = s.decisions
     report.write_html(s.out, crawl, s.rows, figures)
     s.timings["report"] = time.perf_counter() - started
     figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
@@ -291,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             module, _, run, _ = PLUGINS[args.command]
             return int(getattr(importlib.import_module(module), run)(args) or 0)
         session = Session(args=args, options=options_from(args), out=Path(args.out))
+        check_decisions(args)
         for stage in RUNNERS[args.command]:
             stage(session)
     except InputError as exc:

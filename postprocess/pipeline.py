@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,12 +53,14 @@ class Suggestions:
 
 def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                    evidence: Evidence | None = None, sources: frozenset[str] | None = None,
+                   held_back: Mapping[tuple[str, str], str] | None = None,
                    ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
-    """Filtered, scored pairs, at most POOL_FACTOR × the caps per source and target."""
+    """Filtered, scored pairs, at most POOL_FACTOR × the caps per source and target; pairs in
+    ``held_back`` (decided by an editor) are never among them."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
                            pool_targets=POOL_FACTOR * max(options.per_target, 1),
-                           evidence=evidence, sources=sources)
+                           evidence=evidence, sources=sources, held_back=held_back)
 
 
 def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, passages: PassageVectors,
@@ -110,12 +112,14 @@ def queue(rows: Sequence[Suggestion], model: ConfidenceModel, options: Options,
 def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None = None, *,
             embeddings: Embeddings | None = None, index: PageIndex | None = None,
             cache_dir: str | Path | None = None, confidence: ConfidenceModel | None = None,
-            passages: PassageVectors | None = None) -> Suggestions:
+            passages: PassageVectors | None = None,
+            held_back: Mapping[tuple[str, str], str] | None = None) -> Suggestions:
     """Rank internal-link suggestions for ``crawl``.
 
     ``embeddings`` / ``index`` skip those steps (they depend on pages only, so one
     embedding serves many calls with altered links); ``model`` None loads the bundled
-    model when something must be embedded; ``confidence`` None learns the site's model.
+    model when something must be embedded; ``confidence`` None learns the site's model;
+    ``held_back`` (pair -> decision state) are pairs editors decided, never proposed again.
     """
     options = options or Options()
     require_linkable(crawl)
@@ -138,7 +142,8 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         timings["index"] = time.perf_counter() - started
     started = time.perf_counter()
     evidence = Evidence(crawl, embeddings, options.neighbours)
-    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence)
+    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence,
+                                              held_back=held_back)
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
     finder = AnchorFinder(crawl, options.title_anchors)

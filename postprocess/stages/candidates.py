@@ -10,7 +10,7 @@ source has fewer than ``per_source`` and the target fewer than ``per_target``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from postprocess.options import Options
@@ -126,13 +126,17 @@ def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                     pool_size: int | None = None, pool_targets: int | None = None,
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
+                    held_back: Mapping[tuple[str, str], str] | None = None,
                     ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
     ``pool_size`` / ``pool_targets`` cap each source / target instead of ``per_source`` /
     ``per_target``: the pool that anchors and confidence then thin out. ``evidence`` (built for
     this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
+    ``held_back`` maps pairs an editor already decided to their state: they leave before the
+    caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
     """
+    held_back = held_back or {}
     pages = {p.url: p for p in crawl.pages}
     linked = existing_links(crawl.links, options.content_links_only)
     all_linked = existing_links(crawl.links) if options.content_links_only else linked
@@ -163,6 +167,10 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             reason = pair_rejection(source, target, similarity, linked, options, score=float("inf"))
             if reason:
                 rejected[reason] += 1
+                continue
+            decided = held_back.get((source.url, target.url))
+            if decided:
+                rejected[f"decided_{decided}"] += 1
                 continue
             parts = scoring.score_parts(source, target, similarity, context)
             score = scoring.combine(parts, options)
