@@ -34,6 +34,7 @@ PLUGINS: dict[str, tuple[str, str, str, bool]] = {
     "evaluate": ("postprocess.evaluation.evaluate", "add_arguments", "run", True),
     "wait": ("deploy.scrapyd", "add_wait_arguments", "run_wait", False),
     "serve": ("postprocess.apps.serve", "add_arguments", "run", False),
+    "apply": ("postprocess.apps.wordpress.apply", "add_arguments", "run", False),
 }
 STAGE_HELP = {
     "run": "every stage, in order (the default)",
