@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from wordpress_site import WordPressSite, missing, wordpress_site
 
 from linkspider.testserver import SiteServer, running
 
@@ -70,3 +71,14 @@ def run_scrapy_crawl(
 def scrapy_crawl() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``scrapy_crawl(start, out, *extra_args, settings={...})`` runs the real crawl command."""
     return run_scrapy_crawl
+
+
+@pytest.fixture(scope="session")
+def wordpress(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WordPressSite]:
+    """A real WordPress (Debian's package, private MariaDB, PHP's built-in server) on 127.0.0.1 with
+    The Kitchen Ledger's posts and pages, for the whole session (tests/wordpress_site.py)."""
+    problem = missing()
+    if problem:
+        pytest.skip(f"WordPress cannot run here: {problem}")
+    with wordpress_site(tmp_path_factory.mktemp("wordpress")) as site:
+        yield site
