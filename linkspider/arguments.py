@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 #: Every argument the ``site`` spider accepts (``_job`` is passed by Scrapyd).
 KNOWN_ARGUMENTS = ("start", "out", "max_pages", "scope", "render", "incremental", "job", "_job")
 SCOPES = ("host", "path")
+#: -a render=: off (0), all (1: every page through the browser), auto (only pages that need it).
+RENDER_MODES = ("off", "all", "auto")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 _JOB_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -33,7 +35,7 @@ class CrawlArguments:
     out: str  # crawl directory (pages/, links/, skipped/)
     max_pages: int  # page cap, 0 = no cap
     scope: str  # host | path
-    render: bool  # render pages with a browser (scrapy-playwright)
+    render: str  # one of RENDER_MODES: which pages a browser renders (scrapy-playwright)
     job: str | None  # job id from -a job= or Scrapyd's _job; None = generate one
     incremental: bool = False  # conditional requests and carry-over from the previous job in ``out``
 
@@ -44,7 +46,7 @@ def parse_arguments(
     default_out: str = "data/crawl",
     default_max_pages: int = 0,
     default_scope: str = "host",
-    default_render: bool = False,
+    default_render: bool | str = False,
     default_incremental: bool = False,
 ) -> CrawlArguments:
     """Validate the spider arguments ``args`` (strings) against the defaults from settings."""
@@ -58,7 +60,7 @@ def parse_arguments(
         out=_out_dir(args.get("out"), default_out),
         max_pages=_max_pages(args.get("max_pages"), default_max_pages),
         scope=_scope(args.get("scope"), default_scope),
-        render=_flag("render", args.get("render"), default_render),
+        render=render_mode(args.get("render"), default_render),
         job=_job(args.get("job") or args.get("_job")),
         incremental=_flag("incremental", args.get("incremental"), default_incremental),
     )
@@ -108,6 +110,19 @@ def _scope(value: object, default: str) -> str:
     if scope not in SCOPES:
         raise ArgumentError(f"scope must be one of {', '.join(SCOPES)}, got {_one_line(scope)!r}")
     return scope
+
+
+def render_mode(value: object, default: bool | str = False) -> str:
+    """``auto``, or a yes/no flag as ``all``/``off``; ``default`` (a setting) when not given."""
+    if value is None:
+        value = default
+    text = str(value).strip().lower()
+    if text in RENDER_MODES:
+        return text
+    try:
+        return "all" if _flag("render", value, False) else "off"
+    except ArgumentError:
+        raise ArgumentError(f"render must be 0, 1 or auto, got {_one_line(value)!r}") from None
 
 
 def _flag(name: str, value: object, default: bool) -> bool:

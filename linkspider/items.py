@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from linkspider.extract import PageContent
 
 #: Version of the crawl dataset. 2: pages gained ``kind`` and ``blocks``; 3: ``etag`` and
-#: ``last_modified`` (the response's validators, for conditional recrawls).
-SCHEMA_VERSION = "3"
-#: Versions postprocess reads (3 only added columns it does not need).
-READABLE_VERSIONS = ("2", "3")
+#: ``last_modified`` (the response's validators, for conditional recrawls); 4: ``rendered``
+#: (whether a browser rendered the page: render=1, or render=auto chose to).
+SCHEMA_VERSION = "4"
+#: Versions postprocess reads (3 and 4 only added columns it does not need).
+READABLE_VERSIONS = ("2", "3", "4")
 
 #: Where a link stands on its page.
 POSITIONS = ("content", "nav", "header", "footer", "aside", "other")
@@ -101,6 +102,7 @@ PAGE_SCHEMA = pa.schema(
         pa.field("job", pa.string()),  # crawl job id (Scrapyd's _job, or generated)
         pa.field("etag", pa.string()),  # the response's ETag header (schema 3)
         pa.field("last_modified", pa.string()),  # its Last-Modified header, as sent (schema 3)
+        pa.field("rendered", pa.bool_()),  # the text and links are from a browser's rendering (schema 4)
     ],
     metadata=_META,
 )
@@ -173,6 +175,7 @@ class CrawledPage:
     internal: list[bool] = field(default_factory=list)  # targets[i] is on the start URL's origin
     etag: str | None = None  # validators of the response, sent back on the next crawl
     last_modified: str | None = None
+    rendered: bool = False  # the content is from the browser's rendering, not the plain HTML
 
 
 @dataclass

@@ -85,6 +85,7 @@ def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
         fetched_at=page.fetched_at,
         etag=page.etag,
         last_modified=page.last_modified,
+        rendered=page.rendered,
     )
     links = []
     internal = page.internal

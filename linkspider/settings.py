@@ -31,7 +31,11 @@ LINKSPIDER_TRAILING_SLASH = "add"  # "add": extensionless paths end in /; "strip
 LINKSPIDER_SCOPE = "host"  # "host": the start URL's origin; "path": under the start path
 LINKSPIDER_SITEMAPS = True  # also seed from robots.txt Sitemap lines and /sitemap.xml
 LINKSPIDER_INCREMENTAL = False  # conditional requests + carry-over from the previous job (-a incremental=1)
-LINKSPIDER_RENDER_JS = False  # render pages with scrapy-playwright (-a render=1)
+LINKSPIDER_RENDER_JS = False  # render pages in a browser: False/"off", True/"all", "auto" (-a render=)
+# render=auto renders a page with scripts whose plain HTML has fewer words (or content links)
+# than this share of the site's typical page; before 5 pages are known, fewer than MIN_WORDS.
+LINKSPIDER_RENDER_AUTO_SHARE = 0.25
+LINKSPIDER_RENDER_AUTO_MIN_WORDS = 50
 LINKSPIDER_CHROMIUM_PATH = "/usr/bin/chromium"  # browser used when rendering
 
 # --- one crawl on several workers (linkspider/distributed.py) -------------------

@@ -12,33 +12,41 @@ from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
     [
         (
             {"start": "https://example.com/"},
-            CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, None),
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "off", None),
         ),
         (
             {"start": " http://example.com:8080/docs/ ", "out": "runs/a", "max_pages": "25"},
-            CrawlArguments("http://example.com:8080/docs/", "runs/a", 25, "host", False, None),
+            CrawlArguments("http://example.com:8080/docs/", "runs/a", 25, "host", "off", None),
         ),
         (
             {"start": "HTTPS://Example.com", "scope": "PATH", "render": "1", "job": "nightly-1"},
-            CrawlArguments("HTTPS://Example.com", "data/crawl", 0, "path", True, "nightly-1"),
+            CrawlArguments("HTTPS://Example.com", "data/crawl", 0, "path", "all", "nightly-1"),
         ),
         (
             {"start": "https://example.com/", "_job": "6487ec79947edab326d6db28a2d86511"},
             CrawlArguments(
-                "https://example.com/", "data/crawl", 0, "host", False, "6487ec79947edab326d6db28a2d86511"
+                "https://example.com/", "data/crawl", 0, "host", "off", "6487ec79947edab326d6db28a2d86511"
             ),
         ),
         (
             {"start": "https://example.com/", "job": "mine", "_job": "scrapyd"},
-            CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, "mine"),
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "off", "mine"),
         ),
         (
             {"start": "https://example.com/", "render": "false", "max_pages": "0"},
-            CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, None),
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "off", None),
+        ),
+        (
+            {"start": "https://example.com/", "render": " Auto "},
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "auto", None),
+        ),
+        (
+            {"start": "https://example.com/", "render": "off"},
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "off", None),
         ),
         (
             {"start": "https://example.com/", "incremental": "1"},
-            CrawlArguments("https://example.com/", "data/crawl", 0, "host", False, None, incremental=True),
+            CrawlArguments("https://example.com/", "data/crawl", 0, "host", "off", None, incremental=True),
         ),
     ],
 )
@@ -54,7 +62,8 @@ def test_defaults_come_from_settings() -> None:
         default_scope="path",
         default_render=True,
     )
-    assert got == CrawlArguments("https://example.com/", "/srv/crawl", 100, "path", True, None)
+    assert got == CrawlArguments("https://example.com/", "/srv/crawl", 100, "path", "all", None)
+    assert parse_arguments({"start": "https://example.com/"}, default_render="auto").render == "auto"
 
 
 @pytest.mark.parametrize(
@@ -70,7 +79,7 @@ def test_defaults_come_from_settings() -> None:
         ({"start": "https://example.com/", "max_pages": "-5"}, "max_pages must be a whole number"),
         ({"start": "https://example.com/", "max_pages": "1.5"}, "max_pages must be a whole number"),
         ({"start": "https://example.com/", "scope": "domain"}, "scope must be one of host, path"),
-        ({"start": "https://example.com/", "render": "maybe"}, "render must be 0 or 1"),
+        ({"start": "https://example.com/", "render": "maybe"}, "render must be 0, 1 or auto"),
         ({"start": "https://example.com/", "incremental": "often"}, "incremental must be 0 or 1"),
         ({"start": "https://example.com/", "out": ""}, "out must name a directory"),
         ({"start": "https://example.com/", "job": "../etc"}, "job must be"),

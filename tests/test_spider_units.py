@@ -90,7 +90,7 @@ def test_url_policy_from_settings() -> None:
     [
         ({"LINKSPIDER_TRAILING_SLASH": "both"}, "bad URL policy setting"),
         ({"LINKSPIDER_PAGINATION_PATTERNS": ["(unclosed"]}, "bad URL policy setting"),
-        ({"LINKSPIDER_CHROMIUM_PATH": "/nonexistent/chromium"}, "render=1 needs Chromium"),
+        ({"LINKSPIDER_CHROMIUM_PATH": "/nonexistent/chromium"}, "render=all needs Chromium"),
     ],
 )
 def test_check_arguments_rejects_bad_settings(values: dict[str, object], message: str) -> None:

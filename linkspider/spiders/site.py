@@ -1,7 +1,7 @@
 """The ``site`` spider: crawl one site breadth-first and record its pages, links and skips.
 
 ``scrapy crawl site -a start=URL [-a out=DIR] [-a max_pages=N] [-a scope=host|path]
-[-a render=0|1] [-a incremental=0|1] [-a job=ID]``
+[-a render=0|1|auto] [-a incremental=0|1] [-a job=ID]``
 
 - Requests are made for canonical URLs (``urls.canonical_url``); parameter and
   pagination URLs are recorded in ``skipped`` once and never fetched.
@@ -51,6 +51,7 @@ from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import content_hash, extract_page
 from linkspider.items import CarriedPage, CrawledPage, SkipRecord
 from linkspider.previous import PreviousCrawl
+from linkspider.rendering import PLAIN_DOCUMENT, RENDER_FAILED, RenderPolicy
 from linkspider.urls import (
     INDEX_PAGES,
     UrlPolicy,
@@ -67,9 +68,13 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
+    from linkspider.extract import PageContent
+
 logger = logging.getLogger(__name__)
 
 META = "linkspider"  # request.meta key of the spider's own bookkeeping
+#: By name, so that render requests stay serialisable in a JOBDIR queue.
+SERVE_PLAIN_DOCUMENT = "linkspider.rendering.serve_plain_document"
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update"]
 MAX_SITEMAPS_FIRST = 50  # sitemaps an incremental crawl reads before it starts (index + children)
@@ -172,7 +177,7 @@ class SiteSpider(Spider):
             default_out=settings.get("LINKSPIDER_OUTPUT") or "data/crawl",
             default_max_pages=settings.getint("LINKSPIDER_MAX_PAGES"),
             default_scope=settings.get("LINKSPIDER_SCOPE") or "host",
-            default_render=settings.getbool("LINKSPIDER_RENDER_JS"),
+            default_render=settings.get("LINKSPIDER_RENDER_JS") or False,
             default_incremental=settings.getbool("LINKSPIDER_INCREMENTAL"),
         )
         try:
@@ -180,9 +185,10 @@ class SiteSpider(Spider):
         except ValueError as exc:
             raise ArgumentError(f"bad URL policy setting: {exc}") from None
         chromium = settings.get("LINKSPIDER_CHROMIUM_PATH")
-        if arguments.render and not Path(chromium).is_file():
+        if arguments.render != "off" and not Path(chromium).is_file():
             raise ArgumentError(
-                f"render=1 needs Chromium at {chromium} (install it or set LINKSPIDER_CHROMIUM_PATH)"
+                f"render={arguments.render} needs Chromium at {chromium} "
+                "(install it or set LINKSPIDER_CHROMIUM_PATH)"
             )
         return arguments
 
@@ -192,7 +198,7 @@ class SiteSpider(Spider):
         settings = crawler.settings
         settings.set("LINKSPIDER_OUTPUT", arguments.out, priority="cmdline")
         settings.set("LINKSPIDER_MAX_PAGES", arguments.max_pages, priority="cmdline")
-        if arguments.render:
+        if arguments.render != "off":
             handlers = {"http": PLAYWRIGHT_HANDLER, "https": PLAYWRIGHT_HANDLER}
             settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
             settings.set(
@@ -213,7 +219,9 @@ class SiteSpider(Spider):
         settings.set("DEPTH_LIMIT", 0, priority=100)
         spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
-        if arguments.render:
+        spider.render_policy = RenderPolicy(share=settings.getfloat("LINKSPIDER_RENDER_AUTO_SHARE"),
+                                            min_words=settings.getint("LINKSPIDER_RENDER_AUTO_MIN_WORDS"))
+        if arguments.render != "off":
             settings.set("PLAYWRIGHT_ABORT_REQUEST", BrowserRequests(spider), priority="spider")
         if settings.getbool("METAREFRESH_ENABLED", True):
             spider.meta_refresh_maxdelay = settings.getfloat("METAREFRESH_MAXDELAY", 100)
@@ -232,7 +240,8 @@ class SiteSpider(Spider):
         self.start_url = canonical_url(arguments.start, policy)
         self.scope = arguments.scope
         self.max_pages = arguments.max_pages
-        self.render = arguments.render
+        self.render = arguments.render  # off | all | auto
+        self.render_policy = RenderPolicy()  # render=auto: which pages need the browser
         self.depth_limit = depth_limit  # clicks from the start page; 0 = no limit
         self.seen: set[str] = set()  # URLs scheduled by this process (the dupefilter has the rest)
         self._job: str | None = arguments.job
@@ -355,12 +364,48 @@ class SiteSpider(Spider):
                     self.crawler.stats.inc_value("linkspider/sitemap_changed_first")
                     yield nxt
 
-    def render_request(self, response: Response) -> Request:
-        """The same page again, through the browser (render=1), once the plain fetch found HTML."""
-        meta = {META: response.meta[META], "dont_redirect": True, "playwright": True}
+    def render_request(self, response: Response, attempt: int = 1) -> Request:
+        """The same page through the browser, once the plain fetch found HTML; the browser is
+        handed the plain body for the page itself (the server sees one request)."""
+        plain = {"status": response.status, "body": response.body,
+                 "headers": {k.decode("latin-1"): b", ".join(v).decode("latin-1")
+                             for k, v in response.headers.items()}}
+        meta = {META: response.meta[META], "dont_redirect": True, "playwright": True,
+                "playwright_page_init_callback": SERVE_PLAIN_DOCUMENT, PLAIN_DOCUMENT: plain,
+                "linkspider_render_attempt": attempt}
+        self.crawler.stats.inc_value("linkspider/render_requests")
         return Request(
             response.url, callback=self.parse_page, errback=self.on_error, meta=meta, dont_filter=True
         )
+
+    def wants_browser(self, response: Response, content: PageContent | None) -> bool:
+        """Whether this plain response must go through the browser (render=all, or auto's choice)."""
+        if self.render == "off" or response.meta.get("playwright") or response.meta.get(RENDER_FAILED):
+            return False
+        if self.render == "all":
+            return True
+        assert content is not None
+        links = sum(1 for link in content.links if link.position == "content")
+        if self.render_policy.needs_browser(response.body, content.word_count, links):
+            return True
+        self.render_policy.learn(content.word_count, links)
+        return False
+
+    def render_failed(self, failure: Failure, request: Request) -> Iterator[Any]:
+        """A browser that crashed or timed out: try once more (scrapy-playwright starts a new
+        browser), then keep the page as its plain HTML said, rather than lose it."""
+        plain = request.meta[PLAIN_DOCUMENT]
+        self.crawler.stats.inc_value("linkspider/render_failed")
+        self.logger.warning("rendering %s failed (%s)", request.url, why_failed(failure))
+        meta = {META: request.meta[META]}
+        stand_in = Request(request.url, meta=meta)
+        response = HtmlResponse(request.url, status=plain["status"], headers=plain["headers"],
+                                body=plain["body"], request=stand_in)
+        if request.meta.get("linkspider_render_attempt", 1) < 2:
+            yield self.render_request(response, attempt=2)
+            return
+        meta[RENDER_FAILED] = True
+        yield from self.parse_page(response)
 
     def consider(
         self, url: str, *, from_url: str | None, found_by: str, depth: int | None, priority: int = 0
@@ -457,12 +502,14 @@ class SiteSpider(Spider):
                 return
         if self.over_cap():
             return
-        if self.render and not response.meta.get("playwright"):
-            # Status, redirects, type and size are settled by the plain fetch, so the
-            # browser only ever loads pages of this site known to be HTML.
+        # Status, redirects, type and size are settled by the plain fetch, so the
+        # browser only ever loads pages of this site known to be HTML.
+        content = None if self.render == "all" else extract_page(response.text, response.url)
+        if self.wants_browser(response, content):
             yield self.render_request(response)
             return
-        content = extract_page(response.text, response.url)
+        if content is None:
+            content = extract_page(response.text, response.url)
         robots_header = robots_directives(response.headers.getlist(b"X-Robots-Tag"))
         content.noindex = content.noindex or "noindex" in robots_header or "none" in robots_header
         content.nofollow = content.nofollow or "nofollow" in robots_header or "none" in robots_header
@@ -498,6 +545,7 @@ class SiteSpider(Spider):
             fetched_at=datetime.now(UTC),
             etag=_header(response, b"ETag"),
             last_modified=_header(response, b"Last-Modified"),
+            rendered=bool(response.meta.get("playwright")),
         )
         if self.cap_reached():
             raise CloseSpider("max_pages")
@@ -588,11 +636,14 @@ class SiteSpider(Spider):
         if nxt is not None:
             yield nxt
 
-    def on_error(self, failure: Failure) -> Iterator[SkipRecord]:
+    def on_error(self, failure: Failure) -> Iterator[Any]:
         """Record a page request that failed: robots.txt, size limit or download error."""
         request: Request = failure.request  # type: ignore[attr-defined]
         info = request.meta.get(META)
         if info is None:
+            return
+        if request.meta.get(PLAIN_DOCUMENT):
+            yield from self.render_failed(failure, request)
             return
         message = str(failure.value)
         if failure.check(IgnoreRequest) and "robots.txt" in message:
