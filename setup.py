@@ -7,7 +7,7 @@ setup(
     version="0.1.0",
     packages=find_packages(include=["linkspider", "linkspider.*", "postprocess", "postprocess.*"]),
     include_package_data=True,
-    package_data={"linkspider": ["*.json", "*.txt"]},
+    package_data={"linkspider": ["*.json", "*.txt"], "postprocess.apps.report": ["templates/*"]},
     entry_points={"scrapy": ["settings = linkspider.settings"]},
     python_requires=">=3.11",
 )

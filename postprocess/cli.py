@@ -288,7 +288,8 @@ def stage_report(s: Session) -> None:
     confidence = s.confidence.to_json() if s.confidence is not None else None
     if confidence is None and (s.out / "confidence.json").is_file():
         confidence = json.loads((s.out / "confidence.json").read_text())
-    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence)
+    analysis = report.analyse(crawl, s.rows, s.out, getattr(s.args, "job", None), decisions_path(s.args))
+    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence, analysis)
     if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
         figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
     if s.decisions is None and decisions_path(s.args).exists():
@@ -297,7 +298,7 @@ def stage_report(s: Session) -> None:
         s.decisions = DecisionStore(decisions_path(s.args), create=False).counts()
     if s.decisions is not None:
         figures["decisions"] = s.decisions
-    report.write_html(s.out, crawl, s.rows, figures)
+    report.write_html(s.out, crawl, s.rows, figures, analysis)
     s.timings["report"] = time.perf_counter() - started
     figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
     stats = getattr(s.embeddings, "stats", None)

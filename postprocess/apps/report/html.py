@@ -1,0 +1,127 @@
+"""report.html: one self-contained page (charts as inline SVG, the queue as embedded JSON, no request)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from postprocess.apps.report.analysis import Analysis, analyse
+from postprocess.apps.report.charts import bar_chart, depth_chart, grouped_bars, trend_chart
+from postprocess.apps.report.depth import LINK_SETS
+from postprocess.apps.report.inbound import INBOUND_BINS
+from postprocess.apps.report.queue import page_titles
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.load import Crawl
+from postprocess.stages.output import replace_atomically
+
+TEMPLATES = Path(__file__).with_name("templates")
+#: Facts listed at the top, as before (summary.json keys).
+FACTS = ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_in_text", "anchors_from_title",
+         "orphan_pages", "near_duplicate_pairs", "page_kinds")
+SCENARIO_LABELS = {"now": "now", "after": "after the whole queue", "approved": "after approved links only"}
+LINK_SET_LABELS = {"content": "content links", "all": "all links"}
+#: Characters that must not appear raw inside a <script> element (JSON stays valid with them escaped).
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028",
+                   0x2029: "\\u2029"}
+
+
+def queue_json(rows: Sequence[Suggestion], titles: dict[str, str]) -> str:
+    """The queue as compact JSON safe inside <script>: pages once ([url, title]), rows referring to them."""
+    index: dict[str, int] = {}
+
+    def page(url: str) -> int:
+        if url not in index:
+            index[url] = len(index)
+        return index[url]
+
+    table = [[page(s.source_url), page(s.target_url), s.anchor, s.anchor_type, s.context,
+              round(s.confidence, 4), round(s.score, 4), s.evidence] for s in rows]
+    data = {"pages": [[u, titles.get(u, "")] for u in index], "rows": table}
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_ESCAPES)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, dict):  # page kinds: "content 503, code 150, …"
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def _confidence_line(figures: dict) -> str | None:
+    conf = figures.get("confidence") or {}
+    if not conf:
+        return None
+    at = conf.get("at_cut")
+    if at:
+        return (f"learned from {conf.get('links')} of the site's links (held-out AUC {conf.get('auc')}); "
+                f"at ≥ {at['cut']:g}, {at['precision']:.0%} of held-out rows are links its editors made")
+    return f"prior model: {conf.get('why_prior', '')}"
+
+
+def make_charts(a: Analysis, titles: dict[str, str]) -> dict[str, str]:
+    """Every chart of the report, by name (an SVG string each)."""
+    made: dict[str, str] = {}
+    scenarios = a.depths.scenarios()
+    for links in LINK_SETS:
+        made[f"depth-{links}"] = depth_chart(
+            f"depth-{links}", f"Click depth over {LINK_SET_LABELS[links]}",
+            {SCENARIO_LABELS[s]: a.depths.summary(links, s) for s in scenarios})
+    made["inbound"] = grouped_bars(
+        "inbound", "Inbound content links per page", [b[0] for b in INBOUND_BINS],
+        {"now": list(a.links.histogram("now").values()),
+         "after the whole queue": list(a.links.histogram("after").values())},
+        xlabel="other pages linking to it in running content", ylabel="pages")
+    proposed = a.links.most_proposed()
+    if proposed:
+        made["proposed"] = bar_chart(
+            "proposed", "Most proposed targets", [(titles.get(p.url) or p.url, p.proposed) for p in proposed],
+            "queue rows pointing at the page")
+    h = a.health
+    made["kinds"] = bar_chart("kinds", "Pages by kind", h.kinds.most_common(), "pages")
+    made["langs"] = bar_chart("langs", "Pages by language", h.langs.most_common(12), "pages")
+    made["statuses"] = bar_chart("statuses", "HTTP status codes (pages and skipped URLs)",
+                                        sorted(h.statuses.items()), "URLs")
+    if h.skipped:
+        made["skipped"] = bar_chart("skipped", "Skipped URLs by reason",
+                                           [(s.reason, s.count) for s in h.skipped], "URLs")
+    if len(a.trend) > 1:
+        made["trend"] = trend_chart(
+            "trend", [s.label for s in a.trend],
+            {"pages": [s.pages for s in a.trend], "content orphans": [s.orphans for s in a.trend],
+             "content links added": [s.links_added for s in a.trend]},
+            {"all links": [s.mean_depth for s in a.trend],
+             "content links": [s.mean_content_depth for s in a.trend]})
+    if a.decisions is not None:
+        made["decisions"] = bar_chart("decisions", "Editors' decisions",
+                                             list(a.decisions.counts.items()), "pairs")
+    return made
+
+
+def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, analysis: Analysis | None = None,
+                out: Path | str | None = None) -> str:
+    """The report page (``analysis`` is computed when not given; ``out``: where the run's files are)."""
+    a = analysis if analysis is not None else analyse(crawl, rows, out or ".")
+    titles = page_titles(crawl)
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    made = {name: Markup(svg) for name, svg in make_charts(a, titles).items()}
+    facts = [(k.replace("_", " "), _shown(figures.get(k, ""))) for k in FACTS]
+    confidence = _confidence_line(figures)
+    if confidence:
+        facts.append(("confidence", confidence))
+    return env.get_template("report.html.j2").render(
+        a=a, figures=figures, facts=facts, charts=made, titles=titles, rows=rows,
+        scenarios=[(s, SCENARIO_LABELS[s]) for s in a.depths.scenarios()], link_sets=LINK_SET_LABELS,
+        queue_json=Markup(queue_json(rows, titles)), css=Markup((TEMPLATES / "report.css").read_text()),
+        script=Markup((TEMPLATES / "queue.js").read_text()),
+        starved=a.links.starved({p.url: p.kind for p in crawl.pages}))
+
+
+def write_html(out: Path, crawl: Crawl, rows: Sequence[Suggestion], figures: dict,
+               analysis: Analysis | None = None) -> None:
+    """report.html in ``out`` (written under a temporary name, then renamed)."""
+    text = render_html(crawl, rows, figures, analysis, out)
+    replace_atomically(out / "report.html", lambda tmp: tmp.write_text(text, encoding="utf-8"))

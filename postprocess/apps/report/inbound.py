@@ -1,0 +1,100 @@
+"""Who links to whom: orphans and what would feed them, hubs, starved pages, the most proposed targets."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from postprocess.apps.report.depth import DepthScenarios
+from postprocess.apps.report.graph import LinkGraph, inbound, orphans
+from postprocess.stages.candidates import Suggestion
+
+#: Bins of the inbound-link histogram: (label, lowest count, highest count).
+INBOUND_BINS = (("0", 0, 0), ("1", 1, 1), ("2", 2, 2), ("3–4", 3, 4), ("5–9", 5, 9), ("10–19", 10, 19),
+                ("20–49", 20, 49), ("50–99", 50, 99), ("100+", 100, None))
+#: A page with at most this many inbound content links (and at least one) is starved.
+STARVED_MAX = 2
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A page no other page links to in running content, the queue rows that would, and its depths."""
+
+    url: str
+    sources: tuple[str, ...]  # source pages of the queue rows that link to it
+    depth_now: int | None  # clicks over all links (None: unreachable)
+    depth_after: int | None
+    content_depth_after: int | None  # over content links (now it is unreachable by definition)
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """A page with its inbound content links now and after the queue, all links, and queue rows to it."""
+
+    url: str
+    content_now: int
+    content_after: int
+    all_now: int
+    proposed: int
+
+
+def inbound_histogram(counts: Counter[str], pages: Sequence[str]) -> dict[str, int]:
+    """Pages per bin of inbound-link count (``INBOUND_BINS``)."""
+    found = dict.fromkeys((label for label, _, _ in INBOUND_BINS), 0)
+    for url in pages:
+        n = counts.get(url, 0)
+        for label, low, high in INBOUND_BINS:
+            if n >= low and (high is None or n <= high):
+                found[label] += 1
+                break
+    return found
+
+
+def orphan_table(graph: LinkGraph, rows: Sequence[Suggestion], depths: DepthScenarios) -> list[Orphan]:
+    """Every orphan with the sources the queue proposes for it, fed ones first."""
+    feeding: dict[str, list[str]] = {}
+    for s in rows:
+        feeding.setdefault(s.target_url, []).append(s.source_url)
+    found = []
+    all_now, all_after = depths.depths["all"]["now"], depths.depths["all"]["after"]
+    content_after = depths.depths["content"]["after"]
+    for url in orphans(graph):
+        found.append(Orphan(url, tuple(dict.fromkeys(feeding.get(url, ()))), all_now.get(url),
+                            all_after.get(url), content_after.get(url)))
+    return sorted(found, key=lambda o: (-len(o.sources), o.url))
+
+
+class InboundLinks:
+    """Inbound link counts now and after the queue, and the lists the report shows."""
+
+    def __init__(self, graph: LinkGraph, rows: Sequence[Suggestion], after: dict) -> None:
+        self.graph = graph
+        self.content_now = inbound(graph.content)
+        self.content_after = inbound(after)
+        self.all_now = inbound(graph.every)
+        self.proposed = Counter(s.target_url for s in rows)
+
+    def page(self, url: str) -> PageLinks:
+        return PageLinks(url, self.content_now.get(url, 0), self.content_after.get(url, 0),
+                         self.all_now.get(url, 0), self.proposed.get(url, 0))
+
+    def histogram(self, when: str) -> dict[str, int]:
+        counts = self.content_now if when == "now" else self.content_after
+        return inbound_histogram(counts, self.graph.pages)
+
+    def hubs(self, n: int = 15) -> list[PageLinks]:
+        """The pages with the most inbound content links."""
+        top = sorted(self.graph.pages, key=lambda u: (-self.content_now.get(u, 0), u))[:n]
+        return [self.page(u) for u in top if self.content_now.get(u, 0)]
+
+    def starved(self, kinds: dict[str, str], n: int = 15) -> tuple[int, list[PageLinks]]:
+        """Content pages with 1..STARVED_MAX inbound content links: how many, and the first ``n``."""
+        found = [u for u in self.graph.pages if kinds.get(u) == "content"
+                 and 1 <= self.content_now.get(u, 0) <= STARVED_MAX]
+        found.sort(key=lambda u: (self.content_now.get(u, 0), -self.proposed.get(u, 0), u))
+        return len(found), [self.page(u) for u in found[:n]]
+
+    def most_proposed(self, n: int = 15) -> list[PageLinks]:
+        """The queue's most frequent targets (a hub every row points at shows here)."""
+        return [self.page(u) for u, _ in sorted(self.proposed.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]

@@ -1,0 +1,132 @@
+"""Over time: the figures of each crawl job of one site, and what changed since the job before.
+
+A crawl directory may hold several jobs (weekly recrawls, each a whole crawl: an incremental
+recrawl carries unchanged pages into its own job). Jobs whose fetch times overlap are one crawl
+written by several workers, and are counted as one snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from statistics import mean
+
+from postprocess.apps.report.crawlfiles import read_rows
+from postprocess.apps.report.depth import click_depths, summarise
+from postprocess.apps.report.graph import LinkGraph, inbound, link_graph, orphans
+from postprocess.stages.load import build_crawl
+
+PAGE_COLUMNS = ("url", "depth", "kind", "fetched_at", "job")
+LINK_COLUMNS = ("source_url", "target_url", "position", "fetched_at", "job")
+SKIP_COLUMNS = ("url", "reason", "alias_of", "fetched_at", "job")
+
+
+@dataclass(frozen=True)
+class Gained:
+    """A page with more inbound content links than in the previous snapshot; its depth before and after."""
+
+    url: str
+    links_before: int
+    links_after: int
+    depth_before: int | None  # over all links
+    depth_after: int | None
+
+
+@dataclass
+class Snapshot:
+    """One crawl of the site (one job, or jobs that ran at the same time)."""
+
+    jobs: tuple[str, ...]
+    started: datetime
+    pages: int = 0
+    orphans: int = 0
+    mean_depth: float | None = None  # over all links
+    mean_content_depth: float | None = None
+    content_links: int = 0
+    links_added: int | None = None  # content links (source, target) not in the previous snapshot
+    links_removed: int | None = None
+    gained: list[Gained] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.started.strftime("%Y-%m-%d %H:%M")
+
+    def to_json(self) -> dict:
+        gained = [g for g in self.gained if g.depth_before is not None and g.depth_after is not None]
+        return {"jobs": list(self.jobs), "started": self.started.isoformat(), "pages": self.pages,
+                "orphans": self.orphans, "mean_depth": _round(self.mean_depth),
+                "mean_content_depth": _round(self.mean_content_depth), "content_links": self.content_links,
+                "links_added": self.links_added, "links_removed": self.links_removed,
+                "pages_gaining_links": len(self.gained),
+                "their_depth_before": _round(mean(g.depth_before for g in gained)) if gained else None,
+                "their_depth_after": _round(mean(g.depth_after for g in gained)) if gained else None}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _groups(pages: list[dict]) -> list[tuple[tuple[str, ...], datetime]]:
+    """Job ids grouped into snapshots (overlapping fetch-time ranges), oldest first."""
+    spans: dict[str, list[datetime]] = {}
+    for row in pages:
+        if row.get("job") and row.get("fetched_at"):
+            span = spans.setdefault(row["job"], [row["fetched_at"], row["fetched_at"]])
+            span[0], span[1] = min(span[0], row["fetched_at"]), max(span[1], row["fetched_at"])
+    groups: list[tuple[list[str], datetime, datetime]] = []
+    for job, (start, end) in sorted(spans.items(), key=lambda kv: (kv[1][0], kv[0])):
+        if groups and start <= groups[-1][2]:
+            groups[-1][0].append(job)
+            groups[-1] = (groups[-1][0], groups[-1][1], max(groups[-1][2], end))
+        else:
+            groups.append(([job], start, end))
+    return [(tuple(jobs), start) for jobs, start, _ in groups]
+
+
+def _snapshot(jobs: tuple[str, ...], started: datetime, pages: list[dict], links: list[dict],
+              skipped: list[dict]) -> tuple[Snapshot, LinkGraph]:
+    keep = set(jobs)
+    crawl = build_crawl([r for r in pages if r["job"] in keep], [r for r in links if r["job"] in keep],
+                        [r for r in skipped if r["job"] in keep])
+    graph = link_graph(crawl)
+    snap = Snapshot(jobs, started, pages=len(crawl.pages), orphans=len(orphans(graph)),
+                    content_links=sum(len(t) for t in graph.content.values()))
+    snap.mean_depth = summarise(click_depths(graph.every, graph.start), graph.pages).mean
+    snap.mean_content_depth = summarise(click_depths(graph.content, graph.start), graph.pages).mean
+    return snap, graph
+
+
+def _pairs(graph: LinkGraph) -> set[tuple[str, str]]:
+    return {(s, t) for s, targets in graph.content.items() for t in targets}
+
+
+def crawl_trend(directory: str) -> list[Snapshot]:
+    """One snapshot per crawl in ``directory``, oldest first, each compared with the one before."""
+    pages = read_rows(directory, "pages", PAGE_COLUMNS)
+    groups = _groups(pages)
+    if len(groups) < 2:
+        return [_snapshot(jobs, started, pages, [], [])[0] for jobs, started in groups]
+    links = read_rows(directory, "links", LINK_COLUMNS)
+    skipped = read_rows(directory, "skipped", SKIP_COLUMNS)
+    snapshots: list[Snapshot] = []
+    previous: LinkGraph | None = None
+    for jobs, started in groups:
+        snap, graph = _snapshot(jobs, started, pages, links, skipped)
+        if previous is not None:
+            before, after = _pairs(previous), _pairs(graph)
+            snap.links_added, snap.links_removed = len(after - before), len(before - after)
+            snap.gained = gained_links(previous, graph)
+        snapshots.append(snap)
+        previous = graph
+    return snapshots
+
+
+def gained_links(before: LinkGraph, after: LinkGraph) -> list[Gained]:
+    """Pages of both crawls with more inbound content links in ``after``: their depth before and after."""
+    links_before, links_after = inbound(before.content), inbound(after.content)
+    depth_before = click_depths(before.every, before.start)
+    depth_after = click_depths(after.every, after.start)
+    common = set(before.pages) & set(after.pages)
+    found = [Gained(u, links_before.get(u, 0), links_after[u], depth_before.get(u), depth_after.get(u))
+             for u in sorted(common) if links_after.get(u, 0) > links_before.get(u, 0)]
+    return sorted(found, key=lambda g: (-(g.links_after - g.links_before), g.url))
