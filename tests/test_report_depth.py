@@ -1,0 +1,115 @@
+"""Click depth and orphans on a small hand-made site, now and after the queue's (or approved) links."""
+
+from __future__ import annotations
+
+import pytest
+
+from postprocess.apps.report.depth import click_depths, depth_scenarios, summarise
+from postprocess.apps.report.graph import link_graph, orphans, start_page, with_links
+from postprocess.apps.report.inbound import InboundLinks, inbound_histogram, orphan_table
+from postprocess.stages.candidates import Suggestion
+from postprocess.stages.load import Crawl, Link, Page
+
+S, A, B, C, D, E, F = (f"https://site.test/{name}/" for name in "sabcdef")
+
+# Running content: S -> A -> B -> C -> D (D four clicks deep). The navigation (every page) links S and
+# A..E; F is reached by nothing (only a sitemap found it). E has no inbound content link: an orphan.
+CONTENT = [(S, A), (A, B), (B, C), (C, D), (D, D)]  # D links itself: not an inbound link
+NAV = [(p, t) for p in (S, A, B, C, D, E) for t in (S, A, B, C, D, E) if p != t]
+
+
+def crawl() -> Crawl:
+    depth = {S: 0, A: 1, B: 1, C: 1, D: 1, E: 1, F: None}
+    pages = [Page(url=u, title=u, text="text", depth=d) for u, d in depth.items()]
+    links = [Link(s, t, position="content") for s, t in CONTENT]
+    links += [Link(s, t, position="nav") for s, t in NAV]
+    links.append(Link(A, "https://elsewhere.test/", position="content", internal=False))  # not a page
+    return Crawl(pages=pages, links=links)
+
+
+def row(source: str, target: str) -> Suggestion:
+    return Suggestion(source, target, 1.0, anchor="words", anchor_type="text", context="some words")
+
+
+def test_breadth_first_depth_from_the_start_page():
+    edges = {S: frozenset({A}), A: frozenset({B, C}), B: frozenset({C}), C: frozenset({A})}
+    assert click_depths(edges, S) == {S: 0, A: 1, B: 2, C: 2}
+    assert click_depths(edges, None) == {}
+    assert click_depths({}, S) == {S: 0}
+
+
+def test_the_graph_separates_content_links_from_all_links():
+    graph = link_graph(crawl())
+    assert graph.start == S == start_page(crawl())
+    assert graph.content == {S: {A}, A: {B}, B: {C}, C: {D}}  # no self link, no link off the site
+    assert graph.every[S] == {A, B, C, D, E}
+    assert click_depths(graph.content, S) == {S: 0, A: 1, B: 2, C: 3, D: 4}
+    assert click_depths(graph.every, S) == {S: 0, A: 1, B: 1, C: 1, D: 1, E: 1}
+
+
+def test_orphans_have_no_inbound_content_link_and_exclude_the_start_page():
+    graph = link_graph(crawl())
+    assert orphans(graph) == [E, F]
+    assert orphans(graph, with_links(graph.content, [(A, E)], graph.pages)) == [F]
+
+
+def test_start_page_without_depth_zero_is_the_shallowest_and_none_without_depths():
+    pages = [Page(url=A, depth=3), Page(url=B, depth=2), Page(url=C)]
+    assert start_page(Crawl(pages=pages, links=[])) == B
+    assert start_page(Crawl(pages=[Page(url=A)], links=[])) is None
+
+
+def test_summary_counts_pages_per_depth_and_the_unreachable():
+    summary = summarise({S: 0, A: 1, B: 2, C: 3, D: 4}, [S, A, B, C, D, E, F])
+    assert summary.histogram == {0: 1, 1: 1, 2: 1, 3: 1, 4: 1}
+    assert summary.unreachable == 2 and summary.reachable == 5
+    assert summary.mean == pytest.approx(2.0) and summary.deepest == 4
+    assert summarise({}, [A]).mean is None
+    assert summary.to_json() == {"mean": 2.0, "reachable": 5, "unreachable": 2,
+                                 "histogram": {"0": 1, "1": 1, "2": 1, "3": 1, "4": 1}}
+
+
+def test_depth_now_after_the_queue_and_after_approved_links_only():
+    graph = link_graph(crawl())
+    queue = [(A, D), (S, E), (B, F), (F, "https://site.test/not-crawled/")]
+    depths = depth_scenarios(graph, queue, approved=[(A, D)])
+    assert depths.scenarios() == ["now", "after", "approved"]
+    content = depths.depths["content"]
+    assert content["now"] == {S: 0, A: 1, B: 2, C: 3, D: 4}
+    assert content["after"] == {S: 0, A: 1, B: 2, C: 3, D: 2, E: 1, F: 3}
+    assert content["approved"] == {S: 0, A: 1, B: 2, C: 3, D: 2}
+    assert depths.summary("content", "now").mean == pytest.approx(10 / 5)
+    assert depths.summary("content", "after").mean == pytest.approx(12 / 7)
+    assert depths.summary("content", "approved").unreachable == 2
+    every = depths.depths["all"]
+    assert every["now"][D] == 1 and F not in every["now"]
+    assert every["after"][F] == 2  # the queue's B -> F is the only path to F
+    assert depths.to_json()["all"]["after"]["unreachable"] == 0
+    assert "approved" not in depth_scenarios(graph, queue).depths["content"]  # no decisions: no scenario
+
+
+def test_orphan_table_names_the_sources_that_would_feed_each_orphan_and_its_depths():
+    graph = link_graph(crawl())
+    rows = [row(A, E), row(C, E), row(A, E), row(B, F)]
+    depths = depth_scenarios(graph, [(r.source_url, r.target_url) for r in rows])
+    table = orphan_table(graph, rows, depths)
+    assert [(o.url, o.sources) for o in table] == [(E, (A, C)), (F, (B,))]
+    e, f = table
+    assert (e.depth_now, e.depth_after, e.content_depth_after) == (1, 1, 2)
+    assert (f.depth_now, f.depth_after, f.content_depth_after) == (None, 2, 3)
+
+
+def test_inbound_counts_hubs_starved_and_most_proposed():
+    graph = link_graph(crawl())
+    rows = [row(A, E), row(C, E), row(S, D)]
+    links = InboundLinks(graph, rows, with_links(graph.content, [(r.source_url, r.target_url) for r in rows],
+                                                 graph.pages))
+    assert links.content_now == {A: 1, B: 1, C: 1, D: 1}
+    assert links.page(D).content_after == 2 and links.page(E).content_after == 2
+    assert links.histogram("now") == {"0": 3, "1": 4, "2": 0, "3–4": 0, "5–9": 0, "10–19": 0, "20–49": 0,
+                                      "50–99": 0, "100+": 0}
+    assert [p.url for p in links.most_proposed()] == [E, D]
+    kinds = {u: "content" for u in graph.pages} | {B: "listing"}
+    count, starved = links.starved(kinds)
+    assert count == 3 and [p.url for p in starved] == [D, A, C]  # a queue row to D puts it first
+    assert inbound_histogram(links.all_now, [S, F])["0"] == 1
