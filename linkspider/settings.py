@@ -26,6 +26,9 @@ LINKSPIDER_INDEX_PAGES = ["index.html", "index.htm"]  # default documents collap
 LINKSPIDER_TRAP_REPEATS = 3  # one path segment this many times in a row (a run of several: twice) is a trap
 LINKSPIDER_TRAP_MAX_PATH = 400  # characters of path beyond which a URL is skipped as a trap
 LINKSPIDER_TRAP_MAX_QUERY = 300  # characters of query string beyond which a URL is skipped as a trap
+# pages of one numbered URL pattern (/calendar/N/N/) that all read the same, numbers and month
+# names aside, after which its further URLs are traps (0 = off)
+LINKSPIDER_TRAP_PATTERN_PAGES = 20
 LINKSPIDER_TRAP_MAX_SEGMENTS = 25  # path segments beyond which a URL is skipped as a trap
 LINKSPIDER_TRAILING_SLASH = "add"  # "add": extensionless paths end in /; "strip"; "keep"
 LINKSPIDER_SCOPE = "host"  # "host": the start URL's origin; "path": under the start path

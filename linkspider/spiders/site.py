@@ -52,6 +52,7 @@ from linkspider.extract import content_hash, extract_page
 from linkspider.items import CarriedPage, CrawledPage, SkipRecord
 from linkspider.previous import PreviousCrawl
 from linkspider.rendering import PLAIN_DOCUMENT, RENDER_FAILED, RenderPolicy
+from linkspider.traps import RepeatingPatterns
 from linkspider.urls import (
     INDEX_PAGES,
     UrlPolicy,
@@ -219,6 +220,7 @@ class SiteSpider(Spider):
         settings.set("DEPTH_LIMIT", 0, priority=100)
         spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
+        spider.repeating = RepeatingPatterns(settings.getint("LINKSPIDER_TRAP_PATTERN_PAGES", 20))
         spider.render_policy = RenderPolicy(share=settings.getfloat("LINKSPIDER_RENDER_AUTO_SHARE"),
                                             min_words=settings.getint("LINKSPIDER_RENDER_AUTO_MIN_WORDS"))
         if arguments.render != "off":
@@ -253,6 +255,7 @@ class SiteSpider(Spider):
         self.previous: PreviousCrawl | None = None  # the earlier job an incremental crawl builds on
         self.start_failure: str | None = None  # why the start URL could not be fetched, if it could not
         self.texts_seen: dict[str, tuple[str, int]] = {}  # main-text hash -> (first segment, segments)
+        self.repeating = RepeatingPatterns()  # URL patterns that only ever repeat one page
 
     # --- job id and resume state ----------------------------------------------
 
@@ -420,7 +423,7 @@ class SiteSpider(Spider):
         reason = skip_reason(url, self.policy)
         if reason is not None:
             return self.skip_once(url, reason, from_url=from_url)
-        trap = trap_reason(url, self.policy)
+        trap = trap_reason(url, self.policy) or self.repeating.reason(url)
         if trap is not None:
             return self.skip_once(url, "trap", from_url=from_url, detail=trap)
         if self.depth_limit and depth is not None and depth > self.depth_limit:
@@ -533,6 +536,7 @@ class SiteSpider(Spider):
             yield from follow
             return
         self.count_page()
+        self.repeating.observe(url, content.text)
         yield CrawledPage(
             url=url,
             fetched_url=response.url,
