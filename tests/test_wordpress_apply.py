@@ -13,8 +13,11 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from wordpress_site import REPO, WordPressSite, free_port
 
@@ -256,3 +259,45 @@ def test_rest_api_switched_off(env: WordPressSite, tmp_path: Path, capsys):
     with mu_plugin(site, "rest-off", off):
         line = one_line_error(*apply(site.url, db, capsys=capsys)[::2])
     assert "the WordPress REST API is switched off (rest_disabled" in line
+
+
+def write_crawl(folder: Path, fetched: dict[str, datetime]) -> Path:
+    """A crawl directory whose pages part says when each URL was fetched."""
+    (folder / "pages").mkdir(parents=True)
+    table = pa.table({"url": list(fetched), "fetched_at": pa.array(list(fetched.values()),
+                                                                   pa.timestamp("us", tz="UTC"))})
+    pq.write_table(table, folder / "pages" / "part-00000.parquet")
+    return folder
+
+
+def test_a_post_edited_since_the_crawl_is_skipped(env: WordPressSite, tmp_path: Path, capsys):
+    site = env
+    target, target_url = post(site, "Banneton", para("Banneton."))
+    edited, edited_url = post(site, "Edited banneton", para("A banneton helps."))
+    kept, kept_url = post(site, "Kept banneton", para("A banneton again."))
+    for post_id in (edited, kept):  # both last changed in 2020 ...
+        when = "'2020-01-01 00:00:00'"
+        site.php(f"global $wpdb; $wpdb->update($wpdb->posts, ['post_modified_gmt' => {when}, "
+                 f"'post_modified' => {when}], ['ID' => {post_id}]); clean_post_cache({post_id});")
+    # ... and crawled in 2019 (before that change) and in 2021 (after it).
+    crawl = write_crawl(tmp_path / "crawl", {edited_url: datetime(2019, 6, 1, tzinfo=UTC),
+                                             kept_url: datetime(2021, 6, 1, tzinfo=UTC)})
+    db = tmp_path / "decisions.sqlite"
+    store = DecisionStore(db)
+    store.decide(edited_url, target_url, "approved", anchor="banneton")
+    store.decide(kept_url, target_url, "approved", anchor="banneton")
+    code, out, err = apply(site.url, db, "--write", "--crawl", str(crawl), capsys=capsys)
+    assert code == 0, err
+    assert ("post edited since the crawl (modified 2020-01-01T00:00:00 UTC, fetched 2019-06-01T00:00:00 UTC)"
+            in out)
+    assert site.raw_content(edited) == para("A banneton helps.")
+    assert site.raw_content(kept) == para(f'A <a href="{target_url}">banneton</a> again.')
+    # Our own write changed the post after the crawl: that is not an editor's edit.
+    other, other_url = post(site, "Couche", para("Couche."))
+    store.decide(kept_url, other_url, "approved", anchor="again")
+    code, out, err = apply(site.url, db, "--write", "--crawl", str(crawl), capsys=capsys)
+    assert code == 0, err
+    assert site.raw_content(kept) == para(f'A <a href="{target_url}">banneton</a> '
+                                          f'<a href="{other_url}">again</a>.')
+    line = one_line_error(*apply(site.url, db, "--crawl", str(tmp_path / "none"), capsys=capsys)[::2])
+    assert "has no pages/part-*.parquet" in line

@@ -11,7 +11,8 @@ prints a unified diff per post and changes nothing. A row that cannot be applied
 reported and skipped; a post whose request fails is reported and the rest go on (exit
 status 1). Every written post is logged (:mod:`.changelog`): ``--runs`` lists the runs,
 ``--undo RUN`` restores each post it changed unless the post was edited since
-(``--force`` restores anyway). Credentials come only from the environment:
+(``--force`` restores anyway). With ``--crawl DIR``, a post edited in WordPress after
+the crawl fetched it is skipped (:mod:`.since`). Credentials come only from the environment:
 ``LINKSPIDER_WP_USER`` and ``LINKSPIDER_WP_APP_PASSWORD`` (an application password).
 """
 
@@ -23,12 +24,14 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from postprocess.apps.wordpress.changelog import ChangeLog
 from postprocess.apps.wordpress.client import POST_TYPES, Post, WordPress, WordPressError, connect
 from postprocess.apps.wordpress.markup import insert_link, same_page_key
+from postprocess.apps.wordpress.since import edited_since, fetch_times
 from postprocess.decisions.store import Decision, DecisionStore, default_path
 from postprocess.errors import InputError
 
@@ -49,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="with --undo: restore posts edited since that run too")
     parser.add_argument("--runs", action="store_true", help="list the apply runs and exit")
+    parser.add_argument("--crawl", default=None, metavar="DIR",
+                        help="the crawl the suggestions came from: skip posts edited in WordPress after it "
+                             "fetched them (default: no such check; a changed anchor is still caught)")
     parser.add_argument("--delay", type=float, default=1.0,
                         help="seconds between two post updates (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0,
@@ -145,8 +151,13 @@ def _by_source(decisions: list[Decision]) -> dict[str, list[Decision]]:
     return groups
 
 
-def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bool, delay: float) -> Tally:
-    """Plan every approved row, print the diffs, and with ``write`` update the posts and log them."""
+def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bool, delay: float,
+          fetched: dict[str, datetime] | None = None) -> Tally:
+    """Plan every approved row, print the diffs, and with ``write`` update the posts and log them.
+
+    ``fetched`` (URL -> when the crawl fetched it) skips posts edited in WordPress since then,
+    unless the last edit was an apply run's own.
+    """
     tally = Tally()
     groups = _by_source(decisions)
     found = locate(wp, {d.source_url for d in decisions} | {d.target_url for d in decisions})
@@ -164,6 +175,12 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
         except WordPressError as exc:
             for row in rows:
                 tally.row("failed", row, f"reading post {where.id}: {exc}")
+            continue
+        if fetched is not None and edited_since(post.modified_gmt, fetched.get(source)) \
+                and log.last_written(wp.site, post.id) != post.raw:
+            for row in rows:
+                tally.row("skipped", row, f"post edited since the crawl (modified {post.modified_gmt} UTC, "
+                          f"fetched {fetched[source]:%Y-%m-%dT%H:%M:%S} UTC)")
             continue
         content, applied = post.raw, []
         for row in rows:
@@ -278,8 +295,9 @@ def run(args: argparse.Namespace) -> int:
     if not decisions:
         print(f"no approved rows in {db}: nothing to apply")
         return 0
+    fetched = fetch_times(args.crawl) if args.crawl else None
     wp = connect(args.wordpress, user, password, args.timeout)
-    tally = apply(wp, decisions, log, write=args.write, delay=args.delay)
+    tally = apply(wp, decisions, log, write=args.write, delay=args.delay, fetched=fetched)
     counts = f"{tally.skipped} skipped, {tally.failed} failed"
     if tally.run_id:
         print(f"apply run {tally.run_id}: {tally.links} links written in {tally.posts} posts, {counts} "

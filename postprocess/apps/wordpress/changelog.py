@@ -108,6 +108,16 @@ class ChangeLog:
             return [Change(r["id"], r["run_id"], r["post_id"], r["post_type"], r["url"], r["before"],
                            r["after"], r["at"], json.loads(r["rows"]), r["undone_at"]) for r in rows]
 
+    def last_written(self, site: str, post_id: int) -> str | None:
+        """The content an apply run last left in the post (what it wrote, or restored on undo), if any."""
+        with self.store.connect() as conn:
+            row = conn.execute("SELECT c.before, c.after, c.undone_at FROM apply_changes c JOIN apply_runs r "
+                               "USING (run_id) WHERE r.site = ? AND c.post_id = ? ORDER BY c.id DESC LIMIT 1",
+                               (site, post_id)).fetchone()
+        if row is None:
+            return None
+        return row["before"] if row["undone_at"] else row["after"]
+
     def undone(self, change: Change) -> None:
         """Mark one change restored; the run is undone once all its changes are."""
         at = now()
