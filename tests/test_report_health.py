@@ -96,3 +96,18 @@ def test_trend_across_jobs_counts_links_added_and_the_depth_of_pages_that_gained
     figures = second.to_json()
     assert figures["pages_gaining_links"] == 1
     assert (figures["their_depth_before"], figures["their_depth_after"]) == (3, 1)
+
+
+def test_a_job_with_a_few_changed_pages_is_laid_over_the_crawl_before_it(tmp_path):
+    """A part written for two changed pages (one now also links DEEP) is not a crawl of two pages."""
+    directory = trend_crawl(tmp_path)
+    update = dict(fetched_at=FETCHED + timedelta(days=14), job="fix")
+    write_crawl(directory, [page(GUIDE, GUIDE, "new words " * 300, depth=1, **update),
+                            page(TIPS, TIPS, "new words " * 300, depth=2, **update)],
+                [link(GUIDE, TIPS, **update), link(GUIDE, MAP_ONLY, **update), link(GUIDE, DEEP, **update),
+                 link(TIPS, DEEP, **update)], part="fix-0001")
+    *_, second, fix = crawl_trend(str(directory))
+    assert fix.partial and not second.partial
+    assert fix.pages == second.pages == 5
+    assert (fix.links_added, fix.links_removed) == (1, 0)
+    assert [(g.url, g.links_before, g.links_after) for g in fix.gained] == [(DEEP, 2, 3)]

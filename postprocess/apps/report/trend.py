@@ -2,7 +2,8 @@
 
 A crawl directory may hold several jobs (weekly recrawls, each a whole crawl: an incremental
 recrawl carries unchanged pages into its own job). Jobs whose fetch times overlap are one crawl
-written by several workers, and are counted as one snapshot.
+written by several workers, and are counted as one snapshot; a job much smaller than the crawl
+before it is a partial update, laid over that crawl.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from postprocess.stages.load import build_crawl
 PAGE_COLUMNS = ("url", "depth", "kind", "fetched_at", "job")
 LINK_COLUMNS = ("source_url", "target_url", "position", "fetched_at", "job")
 SKIP_COLUMNS = ("url", "reason", "alias_of", "fetched_at", "job")
+#: A job with fewer pages than this share of the previous crawl's is a partial update, not a crawl.
+PARTIAL_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Snapshot:
     links_added: int | None = None  # content links (source, target) not in the previous snapshot
     links_removed: int | None = None
     gained: list[Gained] = field(default_factory=list)
+    partial: bool = False  # a partial update laid over the crawl before it
 
     @property
     def label(self) -> str:
@@ -53,7 +57,8 @@ class Snapshot:
 
     def to_json(self) -> dict:
         gained = [g for g in self.gained if g.depth_before is not None and g.depth_after is not None]
-        return {"jobs": list(self.jobs), "started": self.started.isoformat(), "pages": self.pages,
+        return {"jobs": list(self.jobs), "started": self.started.isoformat(), "partial": self.partial,
+                "pages": self.pages,
                 "orphans": self.orphans, "mean_depth": _round(self.mean_depth),
                 "mean_content_depth": _round(self.mean_content_depth), "content_links": self.content_links,
                 "links_added": self.links_added, "links_removed": self.links_removed,
@@ -83,14 +88,12 @@ def _groups(pages: list[dict]) -> list[tuple[tuple[str, ...], datetime]]:
     return [(tuple(jobs), start) for jobs, start, _ in groups]
 
 
-def _snapshot(jobs: tuple[str, ...], started: datetime, pages: list[dict], links: list[dict],
-              skipped: list[dict]) -> tuple[Snapshot, LinkGraph]:
-    keep = set(jobs)
-    crawl = build_crawl([r for r in pages if r["job"] in keep], [r for r in links if r["job"] in keep],
-                        [r for r in skipped if r["job"] in keep])
+def _snapshot(jobs: tuple[str, ...], started: datetime, rows: tuple[list[dict], list[dict], list[dict]],
+              partial: bool = False) -> tuple[Snapshot, LinkGraph]:
+    crawl = build_crawl(*rows)
     graph = link_graph(crawl)
     snap = Snapshot(jobs, started, pages=len(crawl.pages), orphans=len(orphans(graph)),
-                    content_links=sum(len(t) for t in graph.content.values()))
+                    content_links=sum(len(t) for t in graph.content.values()), partial=partial)
     snap.mean_depth = summarise(click_depths(graph.every, graph.start), graph.pages).mean
     snap.mean_content_depth = summarise(click_depths(graph.content, graph.start), graph.pages).mean
     return snap, graph
@@ -100,24 +103,38 @@ def _pairs(graph: LinkGraph) -> set[tuple[str, str]]:
     return {(s, t) for s, targets in graph.content.items() for t in targets}
 
 
+def _of(rows: list[dict], jobs: tuple[str, ...]) -> list[dict]:
+    keep = set(jobs)
+    return [r for r in rows if r["job"] in keep]
+
+
 def crawl_trend(directory: str) -> list[Snapshot]:
-    """One snapshot per crawl in ``directory``, oldest first, each compared with the one before."""
+    """One snapshot per crawl in ``directory``, oldest first, each compared with the one before.
+
+    A job with fewer than ``PARTIAL_SHARE`` of the previous snapshot's pages is not a whole crawl (a
+    part written for a few changed pages): it is laid over the previous snapshot, newest row per URL,
+    as the loader would read the directory.
+    """
     pages = read_rows(directory, "pages", PAGE_COLUMNS)
     groups = _groups(pages)
-    if len(groups) < 2:
-        return [_snapshot(jobs, started, pages, [], [])[0] for jobs, started in groups]
-    links = read_rows(directory, "links", LINK_COLUMNS)
-    skipped = read_rows(directory, "skipped", SKIP_COLUMNS)
+    links = read_rows(directory, "links", LINK_COLUMNS) if len(groups) > 1 else []
+    skipped = read_rows(directory, "skipped", SKIP_COLUMNS) if len(groups) > 1 else []
     snapshots: list[Snapshot] = []
-    previous: LinkGraph | None = None
+    previous: tuple[list[dict], list[dict], list[dict]] | None = None
+    before: LinkGraph | None = None
     for jobs, started in groups:
-        snap, graph = _snapshot(jobs, started, pages, links, skipped)
-        if previous is not None:
-            before, after = _pairs(previous), _pairs(graph)
-            snap.links_added, snap.links_removed = len(after - before), len(before - after)
-            snap.gained = gained_links(previous, graph)
+        rows = (_of(pages, jobs), _of(links, jobs), _of(skipped, jobs))
+        size = len({r["url"] for r in rows[0]})
+        partial = previous is not None and size < PARTIAL_SHARE * snapshots[-1].pages
+        if previous is not None and partial:
+            rows = tuple(old + new for old, new in zip(previous, rows, strict=True))
+        snap, graph = _snapshot(jobs, started, rows, partial)
+        if before is not None:
+            old, new = _pairs(before), _pairs(graph)
+            snap.links_added, snap.links_removed = len(new - old), len(old - new)
+            snap.gained = gained_links(before, graph)
         snapshots.append(snap)
-        previous = graph
+        previous, before = rows, graph
     return snapshots
 
 
