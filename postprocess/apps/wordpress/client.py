@@ -150,7 +150,9 @@ def _api_root(site: str, timeout: float) -> str:
         raise InputError(f"WordPress site {site} cannot be reached: {getattr(exc, 'reason', exc)}") from None
     found = re.search(r'<([^>]+)>\s*;\s*rel="?' + re.escape(API_REL), links)
     candidates = [found.group(1)] if found else []
-    candidates += [urllib.parse.urljoin(final, "/wp-json/"), urllib.parse.urljoin(final, "/?rest_route=/")]
+    base = site if site.endswith("/") else site + "/"  # a WordPress in a folder has its API there
+    candidates += [urllib.parse.urljoin(base, "wp-json/"), urllib.parse.urljoin(base, "?rest_route=/"),
+                   urllib.parse.urljoin(final, "/wp-json/"), urllib.parse.urljoin(final, "/?rest_route=/")]
     for root in dict.fromkeys(candidates):
         answer = _get_json(root, timeout)
         if isinstance(answer, dict) and "routes" in answer and "namespaces" in answer:

@@ -193,8 +193,9 @@ class Markup:
         if not why and names and not any(n in CONTAINERS for n in names):
             why = "outside running text"
         code = next((i for n, i in reversed(stack) if n == "code"), None)
+        maybe_shortcode = in_shortcode(start, end)
         for char, cstart, cend in _decoded(self.raw, start, end):
-            reason = why or ("in a shortcode" if in_shortcode(cstart) else "")
+            reason = why or ("in a shortcode" if maybe_shortcode and in_shortcode(cstart) else "")
             self.text_parts.append(char)
             self.chars.append(_Char(cstart, cend, not reason, reason, code))
 
@@ -310,8 +311,10 @@ class Markup:
 
 
 def _span_test(spans: list[tuple[int, int]]):  # noqa: ANN202 - a predicate
-    def inside(offset: int) -> bool:
-        return any(start <= offset < end for start, end in spans)
+    """``inside(offset)``: is offset in one of ``spans``; ``inside(start, end)``: does that range meet one."""
+    def inside(offset: int, end: int | None = None) -> bool:
+        stop = offset + 1 if end is None else end
+        return any(start < stop and offset < finish for start, finish in spans)
     return inside
 
 
