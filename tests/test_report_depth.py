@@ -85,6 +85,8 @@ def test_depth_now_after_the_queue_and_after_approved_links_only():
     assert every["now"][D] == 1 and F not in every["now"]
     assert every["after"][F] == 2  # the queue's B -> F is the only path to F
     assert depths.to_json()["all"]["after"]["unreachable"] == 0
+    assert depths.closer("content", "after") == 3 and depths.closer("content", "approved") == 1  # D, E, F
+    assert depths.to_json()["content"]["now"]["pages_closer"] == 0
     assert "approved" not in depth_scenarios(graph, queue).depths["content"]  # no decisions: no scenario
 
 

@@ -79,8 +79,14 @@ class DepthScenarios:
     def scenarios(self) -> list[str]:
         return list(self.depths[LINK_SETS[0]])
 
+    def closer(self, links: str, scenario: str) -> int:
+        """Pages fewer clicks from the start page in ``scenario`` than now (newly reachable ones too)."""
+        now, then = self.depths[links]["now"], self.depths[links][scenario]
+        return sum(1 for url, d in then.items() if url not in now or d < now[url])
+
     def to_json(self) -> dict:
-        return {links: {name: summarise(d, self.pages).to_json() for name, d in by.items()}
+        return {links: {name: {**summarise(d, self.pages).to_json(), "pages_closer": self.closer(links, name)}
+                        for name, d in by.items()}
                 for links, by in self.depths.items()}
 
 

@@ -22,6 +22,7 @@ TEMPLATES = Path(__file__).with_name("templates")
 #: Facts listed at the top, as before (summary.json keys).
 FACTS = ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_in_text", "anchors_from_title",
          "orphan_pages", "near_duplicate_pairs", "page_kinds")
+FACT_LABELS = {"orphan_pages": "pages no other page links to (any link)"}
 SCENARIO_LABELS = {"now": "now", "after": "after the whole queue", "approved": "after approved links only"}
 LINK_SET_LABELS = {"content": "content links", "all": "all links"}
 #: Characters that must not appear raw inside a <script> element (JSON stays valid with them escaped).
@@ -108,7 +109,7 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, analysi
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     made = {name: Markup(svg) for name, svg in make_charts(a, titles).items()}
-    facts = [(k.replace("_", " "), _shown(figures.get(k, ""))) for k in FACTS]
+    facts = [(FACT_LABELS.get(k, k.replace("_", " ")), _shown(figures.get(k, ""))) for k in FACTS]
     confidence = _confidence_line(figures)
     if confidence:
         facts.append(("confidence", confidence))
