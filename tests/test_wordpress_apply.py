@@ -190,6 +190,17 @@ def test_rows_outside_wordpress_and_no_approved_rows(env: WordPressSite, tmp_pat
     code, out, err = apply(site.url, db, "--write", capsys=capsys)
     assert code == 0, err
     assert "source page is not a post or page of this WordPress" in out and "nothing written" in out
+    # Pages are sources and targets too (wp/v2/pages).
+    page = site.create_post("Flour types", para("Which flour types to buy."), post_type="page",
+                            slug=f"apply-flour-{secrets.token_hex(3)}")
+    page_url = site.permalink(page)
+    store.decide(page_url, target_url, "approved", anchor="flour types")
+    store.decide(target_url, page_url, "approved", anchor="hydration")
+    code, out, err = apply(site.url, db, "--write", capsys=capsys)
+    assert code == 0, err
+    assert "2 links written in 2 posts" in out
+    assert site.raw_content(page) == para(f'Which <a href="{target_url}">flour types</a> to buy.')
+    assert site.raw_content(target) == para(f'<a href="{page_url}">Hydration</a>.')
 
 
 def one_line_error(code: int, err: str) -> str:

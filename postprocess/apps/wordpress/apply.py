@@ -160,7 +160,10 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
     """
     tally = Tally()
     groups = _by_source(decisions)
-    found = locate(wp, {d.source_url for d in decisions} | {d.target_url for d in decisions})
+    try:
+        found = locate(wp, {d.source_url for d in decisions} | {d.target_url for d in decisions})
+    except WordPressError as exc:
+        raise InputError(f"{wp.site}: listing its posts and pages failed, nothing written ({exc})") from None
     run_id = ""
     written = 0
     for source, rows in groups.items():
