@@ -173,6 +173,8 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
             for row in rows:
                 tally.row("skipped", row, "source page is not a post or page of this WordPress")
             continue
+        if write and written and delay > 0:
+            time.sleep(delay)  # before reading, so that the read and the update stay close together
         try:
             post = wp.post(where.type_base, where.id)
         except WordPressError as exc:
@@ -208,8 +210,6 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
             for row, target in applied:
                 tally.row("would link", row, _via(row, target))
             continue
-        if written and delay > 0:
-            time.sleep(delay)
         written += 1
         run_id = run_id or log.start(wp.site)
         try:
@@ -235,7 +235,7 @@ def _via(row: Decision, target: Found) -> str:
     return "" if target.link == row.target_url else f"as {target.link}"
 
 
-def undo(wp: WordPress, log: ChangeLog, run_id: str, *, force: bool) -> int:
+def undo(wp: WordPress, log: ChangeLog, run_id: str, *, force: bool, delay: float = 0.0) -> int:
     """Restore every post ``run_id`` changed; the number of posts that could not be restored."""
     run = log.run(run_id)
     if run is None:
@@ -246,7 +246,9 @@ def undo(wp: WordPress, log: ChangeLog, run_id: str, *, force: bool) -> int:
     if not changes:
         raise InputError(f"apply run {run_id} has nothing left to undo (undone at {run['undone_at']})")
     failed = 0
-    for change in changes:
+    for i, change in enumerate(changes):
+        if i and delay > 0:
+            time.sleep(delay)
         try:
             post = wp.post(change.post_type, change.post_id)
             if post.raw != change.after and not force:
@@ -291,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
         if log.run(args.undo) is None:
             raise InputError(f"no apply run {args.undo!r} in {db} (see apply --runs)")
         wp = connect(args.wordpress, user, password, args.timeout)
-        failed = undo(wp, log, args.undo, force=args.force)
+        failed = undo(wp, log, args.undo, force=args.force, delay=args.delay)
         print(f"undo {args.undo}: {'done' if not failed else f'{failed} posts not restored'}")
         return 1 if failed else 0
     decisions = store.decisions("approved")
