@@ -8,8 +8,8 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
+from email.message import Message
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.parse import quote, urlencode
@@ -20,7 +20,11 @@ import pytest
 from crawlkit import CHAIN, COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, SITE, TOMATOES, TYRES, write_site
 
 from postprocess.apps import report
-from postprocess.apps.serve import _json, load_queue, make_server, normalise, spellings
+from postprocess.apps.review.api import to_json
+from postprocess.apps.review.app import create_app
+from postprocess.apps.review.queue import load_queue, normalise, spellings
+from postprocess.apps.review.server import bind, serving
+from postprocess.decisions.store import DecisionStore
 from postprocess.errors import PREFIX
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.index import build_index, save_index
@@ -61,27 +65,26 @@ def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_output(base / "out", base / "crawl")
 
 
+def app_for(out: Path):  # noqa: ANN201 - a Starlette app
+    """The app serving ``out`` with a decisions database beside it (what serve does by default)."""
+    return create_app(load_queue(out), DecisionStore(out.parent / "decisions.sqlite"))
+
+
 @pytest.fixture(scope="module")
 def base_url(out_dir: Path) -> Iterator[str]:
-    """The server on a free port of 127.0.0.1, serving in a thread for this module."""
-    server = make_server(load_queue(out_dir), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    """The server (uvicorn) on a free port of 127.0.0.1, serving in a thread for this module."""
+    with serving(app_for(out_dir)) as base:
+        yield base
 
 
-def fetch(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+def fetch(url: str, method: str = "GET") -> tuple[int, Message, bytes]:
+    """Status, headers (names in any case: HTTP's are case-insensitive) and body."""
     try:
         with urlopen(Request(url, method=method), timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
+            return response.status, response.headers, response.read()
     except HTTPError as error:
         with error:
-            return error.code, dict(error.headers), error.read()
+            return error.code, error.headers, error.read()
 
 
 def get_json(url: str) -> tuple[int, dict]:
@@ -127,7 +130,7 @@ def test_spellings(given, expected):
 def test_nan_parts_become_null(tmp_path):
     rows = [Suggestion(ESPRESSO, GRINDER, 0.5, {"similarity": float("nan")}, 1, "grinder", "text", "x")]
     queue = load_queue(write_output(tmp_path / "out", tmp_path / "crawl", rows))
-    assert json.loads(_json(queue.recommend(ESPRESSO)))[0]["similarity"] is None
+    assert json.loads(to_json(queue.recommend(ESPRESSO)))[0]["similarity"] is None
 
 
 def test_a_run_without_suggestions_still_knows_its_pages(tmp_path):
@@ -248,33 +251,26 @@ def test_other_paths_and_methods(base_url):
 def test_report_is_404_when_the_run_left_none(tmp_path):
     out = write_output(tmp_path / "out", tmp_path / "crawl")
     (out / "report.html").unlink()
-    server = make_server(load_queue(out), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+    with serving(app_for(out)) as base:
         status, body = get_json(base + "/report")
         assert status == 404 and "report.html" in body["error"]
         assert b'href="/report"' not in fetch(base + "/")[2]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_burst_of_connections_waits_in_the_listen_queue(out_dir):
     """40 clients connect while the server is busy (not accepting): none is dropped to retry 1 s later."""
-    server = make_server(load_queue(out_dir), "127.0.0.1", 0)
+    listening = bind("127.0.0.1", 0)
     clients = []
     try:
         for _ in range(40):
             client = socket.socket()
             clients.append(client)
             client.settimeout(2)
-            client.connect(server.server_address)
+            client.connect(listening.getsockname())
     finally:
         for client in clients:
             client.close()
-        server.server_close()
+        listening.close()
 
 
 # --- the command line -----------------------------------------------------------------------------

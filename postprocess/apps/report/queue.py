@@ -17,6 +17,7 @@ from postprocess.errors import InputError
 from postprocess.stages.anchors import clean_title, site_title_parts
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Crawl
+from postprocess.stages.openings import OPENING_COLUMN, page_openings
 from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
 
@@ -115,10 +116,14 @@ def csv_columns(table: pa.Table) -> list[str]:
     return first + [c for c in table.column_names if c not in first and c not in info] + info
 
 
-def write_pages(out: Path, titles: dict[str, str]) -> None:
-    """``pages.parquet``: url and clean title (``page_titles``) of every page of the crawl."""
-    table = pa.table({"url": pa.array(list(titles), pa.string()),
-                      "title": pa.array(list(titles.values()), pa.string())})
+def write_pages(out: Path, titles: dict[str, str], openings: dict[str, str] | None = None) -> None:
+    """``pages.parquet``: url and clean title (``page_titles``) of every page of the crawl, and its opening
+    words (``stages.openings``, shown by the review app) when given."""
+    columns = {"url": pa.array(list(titles), pa.string()),
+               "title": pa.array(list(titles.values()), pa.string())}
+    if openings is not None:
+        columns[OPENING_COLUMN] = pa.array([openings.get(url, "") for url in titles], pa.string())
+    table = pa.table(columns)
     replace_atomically(out / PAGES_FILE, lambda tmp: pq.write_table(table, tmp))
 
 
@@ -127,7 +132,7 @@ def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl) -> pa
     titles = page_titles(crawl)
     table = suggestions_table(rows, crawl, titles=titles)
     replace_atomically(out / "suggestions.parquet", lambda tmp: pq.write_table(table, tmp))
-    write_pages(out, titles)
+    write_pages(out, titles, page_openings(crawl))
     write_csv(out / "suggestions.csv", table, csv_columns(table))
     return table
 
