@@ -151,6 +151,27 @@ def _by_source(decisions: list[Decision]) -> dict[str, list[Decision]]:
     return groups
 
 
+def plan(post: Post, rows: list[Decision], found: dict[str, Found],
+         tally: Tally) -> tuple[str, list[tuple[Decision, Found]]]:
+    """The post's markup with every row's link that can go in, and those rows; the others reported."""
+    content, applied = post.raw, []
+    for row in rows:
+        target = found.get(row.target_url)
+        if target is None:
+            tally.row("skipped", row, "target page is not a post or page of this WordPress")
+            continue
+        if not (row.anchor or "").strip():
+            tally.row("skipped", row, "no anchor words")
+            continue
+        result = insert_link(content, row.anchor or "", target.link, row.context, base=post.link)
+        if not result.linked:
+            tally.row("skipped", row, result.reason)
+            continue
+        content = result.content
+        applied.append((row, target))
+    return content, applied
+
+
 def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bool, delay: float,
           fetched: dict[str, datetime] | None = None) -> Tally:
     """Plan every approved row, print the diffs, and with ``write`` update the posts and log them.
@@ -187,21 +208,7 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
                 tally.row("skipped", row, f"post edited since the crawl (modified {post.modified_gmt} UTC, "
                           f"fetched {fetched[source]:%Y-%m-%dT%H:%M:%S} UTC)")
             continue
-        content, applied = post.raw, []
-        for row in rows:
-            target = found.get(row.target_url)
-            if target is None:
-                tally.row("skipped", row, "target page is not a post or page of this WordPress")
-                continue
-            if not (row.anchor or "").strip():
-                tally.row("skipped", row, "no anchor words")
-                continue
-            result = insert_link(content, row.anchor or "", target.link, row.context, base=post.link)
-            if not result.linked:
-                tally.row("skipped", row, result.reason)
-                continue
-            content = result.content
-            applied.append((row, target))
+        content, applied = plan(post, rows, found, tally)
         if not applied:
             continue
         print(_diff(post, content), end="", flush=True)
