@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 #: Version of the crawl dataset. 2: pages gained ``kind`` and ``blocks``; 3: ``etag`` and
 #: ``last_modified`` (the response's validators, for conditional recrawls); 4: ``rendered``
-#: (whether a browser rendered the page: render=1, or render=auto chose to).
-SCHEMA_VERSION = "4"
-#: Versions postprocess reads (3 and 4 only added columns it does not need).
-READABLE_VERSIONS = ("2", "3", "4")
+#: (whether a browser rendered the page: render=1, or render=auto chose to); 5: ``categories`` and
+#: ``tags`` (a CMS's terms of the page: the ``wordpress`` spider; null from an HTML crawl).
+SCHEMA_VERSION = "5"
+#: Versions postprocess reads (3, 4 and 5 only added columns it does not need).
+READABLE_VERSIONS = ("2", "3", "4", "5")
 
 #: Where a link stands on its page.
 POSITIONS = ("content", "nav", "header", "footer", "aside", "other")
@@ -71,7 +72,7 @@ BLOCK_TYPE = pa.struct([
 ])
 
 #: How a page was first found.
-FOUND_BY = ("start", "link", "sitemap")
+FOUND_BY = ("start", "link", "sitemap", "api")  # api: read through a CMS's API (the wordpress spider)
 
 _META = {b"linkspider_schema_version": SCHEMA_VERSION.encode()}
 
@@ -94,7 +95,7 @@ PAGE_SCHEMA = pa.schema(
         pa.field("nofollow", pa.bool_()),  # robots meta nofollow: links not followed
         pa.field("thin", pa.bool_()),  # fewer words than LINKSPIDER_THIN_WORDS
         pa.field("depth", pa.int32()),  # clicks from the start page; null if no link path
-        pa.field("found_by", pa.string()),  # start | link | sitemap
+        pa.field("found_by", pa.string()),  # start | link | sitemap | api
         pa.field("content_hash", pa.string()),  # sha1 of the main text
         pa.field("kind", pa.string()),  # one of PAGE_KINDS
         pa.field("blocks", pa.list_(BLOCK_TYPE)),  # the main content block by block (schema 2)
@@ -103,6 +104,8 @@ PAGE_SCHEMA = pa.schema(
         pa.field("etag", pa.string()),  # the response's ETag header (schema 3)
         pa.field("last_modified", pa.string()),  # its Last-Modified header, as sent (schema 3)
         pa.field("rendered", pa.bool_()),  # the text and links are from a browser's rendering (schema 4)
+        pa.field("categories", pa.list_(pa.string())),  # category names from a CMS's API (schema 5)
+        pa.field("tags", pa.list_(pa.string())),  # tag names from a CMS's API (schema 5)
     ],
     metadata=_META,
 )
@@ -176,6 +179,8 @@ class CrawledPage:
     etag: str | None = None  # validators of the response, sent back on the next crawl
     last_modified: str | None = None
     rendered: bool = False  # the content is from the browser's rendering, not the plain HTML
+    categories: list[str] | None = None  # category names (a CMS's API; None: not known)
+    tags: list[str] | None = None  # tag names (a CMS's API; None: not known)
 
 
 @dataclass

@@ -86,6 +86,8 @@ def page_rows(page: CrawledPage, thin_words: int) -> PageRows:
         etag=page.etag,
         last_modified=page.last_modified,
         rendered=page.rendered,
+        categories=page.categories,
+        tags=page.tags,
     )
     links = []
     internal = page.internal

@@ -232,7 +232,11 @@ def test_a_part_with_corrupt_data_reports_its_rows(tmp_path):
     crawl, site = _two_part_crawl(tmp_path)
     part = crawl / "pages" / "part-job1-0002.parquet"
     data = bytearray(part.read_bytes())
-    middle = len(data) // 2
+    row_group = pq.ParquetFile(part).metadata.row_group(0)
+    columns = [row_group.column(i) for i in range(row_group.num_columns)]
+    data_end = max((c.dictionary_page_offset if c.has_dictionary_page else c.data_page_offset)
+                   + c.total_compressed_size for c in columns)  # the column chunks end, the footer follows
+    middle = min(len(data) // 2, data_end)
     data[8:middle] = bytes(len(data[8:middle]))  # the pages' data zeroed; header and footer intact
     part.write_bytes(bytes(data))
     bad = BadParts()
