@@ -9,7 +9,7 @@ before it is a partial update, laid over that crawl.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from statistics import mean
 
 from postprocess.apps.report.crawlfiles import read_rows
@@ -72,20 +72,21 @@ def _round(value: float | None) -> float | None:
 
 
 def _groups(pages: list[dict]) -> list[tuple[tuple[str, ...], datetime]]:
-    """Job ids grouped into snapshots (overlapping fetch-time ranges), oldest first."""
-    spans: dict[str, list[datetime]] = {}
+    """Job ids grouped into snapshots (overlapping fetch-time ranges), oldest first; ``fetched_at`` in
+    microseconds (``read_rows(times_as_int=True)``)."""
+    spans: dict[str, list[int]] = {}
     for row in pages:
         if row.get("job") and row.get("fetched_at"):
             span = spans.setdefault(row["job"], [row["fetched_at"], row["fetched_at"]])
             span[0], span[1] = min(span[0], row["fetched_at"]), max(span[1], row["fetched_at"])
-    groups: list[tuple[list[str], datetime, datetime]] = []
+    groups: list[tuple[list[str], int, int]] = []
     for job, (start, end) in sorted(spans.items(), key=lambda kv: (kv[1][0], kv[0])):
         if groups and start <= groups[-1][2]:
             groups[-1][0].append(job)
             groups[-1] = (groups[-1][0], groups[-1][1], max(groups[-1][2], end))
         else:
             groups.append(([job], start, end))
-    return [(tuple(jobs), start) for jobs, start, _ in groups]
+    return [(tuple(jobs), datetime.fromtimestamp(start / 1e6, UTC)) for jobs, start, _ in groups]
 
 
 def _snapshot(jobs: tuple[str, ...], started: datetime, rows: tuple[list[dict], list[dict], list[dict]],
@@ -115,10 +116,10 @@ def crawl_trend(directory: str) -> list[Snapshot]:
     part written for a few changed pages): it is laid over the previous snapshot, newest row per URL,
     as the loader would read the directory.
     """
-    pages = read_rows(directory, "pages", PAGE_COLUMNS)
+    pages = read_rows(directory, "pages", PAGE_COLUMNS, times_as_int=True)
     groups = _groups(pages)
-    links = read_rows(directory, "links", LINK_COLUMNS) if len(groups) > 1 else []
-    skipped = read_rows(directory, "skipped", SKIP_COLUMNS) if len(groups) > 1 else []
+    links = read_rows(directory, "links", LINK_COLUMNS, times_as_int=True) if len(groups) > 1 else []
+    skipped = read_rows(directory, "skipped", SKIP_COLUMNS, times_as_int=True) if len(groups) > 1 else []
     snapshots: list[Snapshot] = []
     previous: tuple[list[dict], list[dict], list[dict]] | None = None
     before: LinkGraph | None = None
