@@ -312,3 +312,23 @@ def test_a_post_edited_since_the_crawl_is_skipped(env: WordPressSite, tmp_path: 
                                           f'<a href="{other_url}">again</a>.')
     line = one_line_error(*apply(site.url, db, "--crawl", str(tmp_path / "none"), capsys=capsys)[::2])
     assert "has no pages/part-*.parquet" in line
+
+
+def test_an_update_whose_answer_is_lost_is_still_logged(env: WordPressSite, tmp_path: Path, capsys):
+    site = env
+    target, target_url = post(site, "Lame", para("Lame."))
+    raw = para("Score it with a lame.")
+    source, source_url = post(site, "Scoring", raw)
+    db = tmp_path / "decisions.sqlite"
+    DecisionStore(db).decide(source_url, target_url, "approved", anchor="lame")
+    lose = (f"add_action('rest_after_insert_post', function ($post) {{\n"
+            f"    if ($post->ID === {source}) {{ status_header(502); exit; }}\n}});\n")
+    with mu_plugin(site, f"lose-{source}", lose):
+        code, out, err = apply(site.url, db, "--write", capsys=capsys)
+    assert code == 0, out + err
+    assert "1 links written in 1 posts, 0 skipped, 0 failed" in out
+    assert site.raw_content(source) == para(f'Score it with a <a href="{target_url}">lame</a>.')
+    run_id = out.split("apply run ", 1)[1].split(":", 1)[0]
+    code, out, err = apply(site.url, db, "--undo", run_id, capsys=capsys)
+    assert code == 0, err
+    assert site.raw_content(source) == raw

@@ -222,9 +222,11 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
         try:
             updated = wp.update(post.type_base, post.id, content)
         except WordPressError as exc:
-            for row, _ in applied:
-                tally.row("failed", row, f"writing post {post.id}: {exc}")
-            continue
+            updated = _written_anyway(wp, post, content)
+            if updated is None:
+                for row, _ in applied:
+                    tally.row("failed", row, f"writing post {post.id}: {exc}")
+                continue
         log.record(run_id, post.id, post.type_base, post.link, post.raw, updated.raw,
                    [{"source_url": r.source_url, "target_url": r.target_url, "anchor": r.anchor or "",
                      "href": t.link} for r, t in applied])
@@ -235,6 +237,15 @@ def apply(wp: WordPress, decisions: list[Decision], log: ChangeLog, *, write: bo
         log.finish(run_id, tally.posts, tally.links, tally.skipped, tally.failed)
         tally.run_id = run_id
     return tally
+
+
+def _written_anyway(wp: WordPress, post: Post, content: str) -> Post | None:
+    """The post when an update whose answer was lost (a timeout) did store ``content``, else None."""
+    try:
+        now = wp.post(post.type_base, post.id)
+    except WordPressError:
+        return None
+    return now if now.raw == content != post.raw else None
 
 
 def _via(row: Decision, target: Found) -> str:
