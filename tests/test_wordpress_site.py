@@ -43,6 +43,14 @@ def test_the_kitchen_ledger_is_there_with_its_terms_authors_and_dates(wordpress:
     assert sorted(p["slug"] for p in pages) == ["about", "contact", "privacy", "start-here"]
 
 
+def test_the_site_is_public_to_crawlers(wordpress: WordPressSite) -> None:
+    with urllib.request.urlopen(wordpress.url + "robots.txt", timeout=30) as response:
+        robots = response.read().decode()
+    assert "Disallow: /\n" not in robots and "wp-sitemap.xml" in robots
+    with urllib.request.urlopen(wordpress.url, timeout=30) as response:
+        assert "noindex" not in response.read().decode()
+
+
 def test_bodies_are_block_markup_with_links_to_permalinks(wordpress: WordPressSite) -> None:
     _, rows = get(wordpress, "wp/v2/posts?per_page=100&context=edit", auth=True)
     raw = "\n".join(row["content"]["raw"] for row in rows)

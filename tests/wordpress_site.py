@@ -385,7 +385,7 @@ def _php_server(folder: Path, port: int) -> Iterator[None]:
 INSTALL = """
 require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 $d = json_decode(file_get_contents(%(data)s), true);
-wp_install($d['title'], %(admin)s, 'admin@example.invalid', false, '', $d['password']);
+wp_install($d['title'], %(admin)s, 'admin@example.invalid', true, '', $d['password']);  // public: indexable
 wp_set_current_user(1);
 update_option('blogdescription', $d['tagline']);
 update_option('timezone_string', 'UTC');
