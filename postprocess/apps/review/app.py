@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from postprocess.apps.review import api, pages
-from postprocess.apps.review.listing import PAGE_SIZE
+from postprocess.apps.review.listing import PAGE_SIZE, ordered, queue_rows
 from postprocess.apps.review.queue import Queue
 from postprocess.apps.review.security import Guard, GuardMiddleware, load_secret
 from postprocess.decisions.store import DecisionStore
@@ -67,4 +67,5 @@ def create_app(queue: Queue, store: DecisionStore, token: str | None = None,
     app.state.guard = Guard(load_secret(store), token, loopback)
     app.state.templates = pages.templates()
     app.state.page_size = page_size
+    app.state.pending = ordered(queue_rows(queue))  # the queue's rows, built and sorted once
     return app

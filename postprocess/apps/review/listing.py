@@ -99,18 +99,26 @@ def decision_row(decision: Decision, queue: Queue) -> Row:
                decision.decided_at)
 
 
-def review_rows(queue: Queue, decisions: Iterable[Decision]) -> list[Row]:
-    """The queue joined with ``decisions``, plus decided pairs outside the queue; ordered for review."""
-    decided = {d.pair: d for d in decisions}
-    rows = []
-    for row in queue_rows(queue):
-        decision = decided.pop(row.pair, None)
-        rows.append(with_decision(row, decision) if decision else row)
-    rows += [decision_row(d, queue) for d in decided.values()]
+def ordered(rows: list[Row]) -> list[Row]:
+    """``rows`` in review order: sources by their most confident row, rows within a source by confidence."""
     best: dict[str, float] = {}
     for row in rows:
         best[row.source_url] = max(best.get(row.source_url, -1.0), _sort_value(row))
     rows.sort(key=lambda r: (-best[r.source_url], r.source_url, -_sort_value(r), r.target_url))
+    return rows
+
+
+def review_rows(queue: Queue, decisions: Iterable[Decision],
+                pending: Sequence[Row] | None = None) -> list[Row]:
+    """The queue joined with ``decisions``, plus decided pairs outside the queue; in review order.
+
+    ``pending``: ``ordered(queue_rows(queue))`` when the caller keeps it (the app computes it once).
+    """
+    decided = {d.pair: d for d in decisions}
+    base = pending if pending is not None else ordered(queue_rows(queue))
+    rows = [with_decision(r, decided.pop(r.pair)) if r.pair in decided else r for r in base]
+    if decided:  # a decision keeps its row's confidence: only rows from outside the queue move the order
+        rows = ordered(rows + [decision_row(d, queue) for d in decided.values()])
     return rows
 
 
@@ -129,10 +137,11 @@ def count_states(rows: Iterable[Row]) -> dict[str, int]:
 def state_counts(queue: Queue, states: Mapping[tuple[str, str], str]) -> dict[str, int]:
     """``count_states(review_rows(...))`` from the decided pairs' states alone (cheaper)."""
     counts = dict.fromkeys(ROW_STATES, 0)
-    for state in states.values():
+    in_queue = 0
+    for (source, target), state in states.items():
         counts[state] = counts.get(state, 0) + 1
-    counts[PENDING] = sum(1 for source, rows in queue.by_page.items() for r in rows
-                          if (source, r["target_url"]) not in states)
+        in_queue += queue.suggestion(source, target) is not None
+    counts[PENDING] = sum(len(rows) for rows in queue.by_page.values()) - in_queue
     return counts
 
 

@@ -70,7 +70,7 @@ def review(request: Request) -> Response:
         filters = parse_filters(request.query_params)
     except BadFilter as exc:
         return refused(request, 400, str(exc))
-    rows = review_rows(queue, store.decisions())
+    rows = review_rows(queue, store.decisions(), request.app.state.pending)
     shown = screen(rows, filters, request.app.state.page_size)
 
     def link(**changes: object) -> str:
