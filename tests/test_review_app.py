@@ -518,6 +518,18 @@ def test_a_short_token_refuses_to_start(out_dir):
     assert "shorter than 16 characters" in line
 
 
+@pytest.mark.parametrize(("kind", "words"), [("folder", "is a folder"),
+                                             ("not sqlite", "not a SQLite database")])
+def test_a_bad_database_is_one_line(out_dir, tmp_path, kind, words):
+    db = tmp_path / "decisions.sqlite"
+    if kind == "folder":
+        db.mkdir()
+    else:
+        db.write_bytes(b"not a database, just bytes" * 100)
+    line = serve_fails("--out", str(out_dir), "--port", "0", "--db", str(db))
+    assert words in line and str(db) in line
+
+
 def start(out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, str]:
     """``serve --port 0`` in a subprocess; its base URL and the line it printed."""
     process = serve("--out", str(out), "--port", "0", *args, env=env)
