@@ -487,6 +487,14 @@ def test_token_login_sets_a_session_cookie_and_drops_the_token_from_the_address(
     assert refused.status == 403  # the token opens the door; a change still needs the CSRF token
 
 
+def test_cookies_are_secure_behind_a_tls_proxy(guarded):
+    """A TLS proxy on this host says so with X-Forwarded-Proto (uvicorn trusts it from 127.0.0.1)."""
+    plain = guarded.client().request(f"/review?token={TOKEN}")
+    assert "Secure" not in plain.headers["Set-Cookie"]
+    proxied = guarded.client().request(f"/review?token={TOKEN}", headers={"X-Forwarded-Proto": "https"})
+    assert proxied.status == 303 and "Secure" in proxied.headers["Set-Cookie"]
+
+
 # --- the command line -------------------------------------------------------------------------------
 
 def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -599,6 +607,18 @@ def test_mouse_approves_and_rejects_in_chromium(review):
         (ESPRESSO, GRINDER): ("approved", None), (ESPRESSO, POUR_OVER): ("rejected", "too vague")}
 
 
+#: Select ``words`` in the sentence of row ``id``, as a mouse drag would.
+SELECT_WORDS = """([id, words]) => {
+    const text = [...document.querySelector('#' + id + ' p.context').childNodes]
+        .find(node => node.nodeType === Node.TEXT_NODE && node.textContent.includes(words));
+    const at = text.textContent.indexOf(words), range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + words.length);
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+}"""
+
+
 @chromium
 def test_keyboard_shortcuts_in_chromium(out_dir, tmp_path):
     from review_browser import chromium_page
@@ -637,8 +657,9 @@ def test_keyboard_shortcuts_in_chromium(out_dir, tmp_path):
         page.keyboard.press("j")
         page.keyboard.press("j")
         wait(4)
-        page.keyboard.press("e")  # edit the anchor: the field is selected; Enter approves with the new words
-        page.keyboard.type("fines clog the filter")
+        page.evaluate(SELECT_WORDS, [ids[4], "fines clog the filter"])  # words selected with the mouse ...
+        page.keyboard.press("e")  # ... become the anchor; Enter approves with them
+        assert page.locator(f'#{ids[4]} input[name="anchor"]').input_value() == "fines clog the filter"
         page.keyboard.press("Enter")
         wait(4, "approved")
         assert page.locator('[data-count="approved"]').inner_text() == "2"

@@ -202,7 +202,8 @@ class GuardMiddleware(BaseHTTPMiddleware):
         for name, value in COMMON_HEADERS.items():
             response.headers.setdefault(name, value)
         if fresh and request.method in SAFE_METHODS:
-            response.set_cookie(CSRF_COOKIE, request.state.csrf, httponly=True, samesite="strict", path="/")
+            response.set_cookie(CSRF_COOKIE, request.state.csrf, httponly=True, samesite="strict", path="/",
+                                secure=request.url.scheme == "https")
         return response
 
     @staticmethod
@@ -213,5 +214,6 @@ class GuardMiddleware(BaseHTTPMiddleware):
         rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
         response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), 303,
                                     headers=COMMON_HEADERS)
-        response.set_cookie(SESSION_COOKIE, guard.session, httponly=True, samesite="lax", path="/")
+        response.set_cookie(SESSION_COOKIE, guard.session, httponly=True, samesite="lax", path="/",
+                            secure=request.url.scheme == "https")  # behind a TLS proxy on this host
         return response

@@ -71,6 +71,15 @@
 
   function rowForm(row, kind) { return row.querySelector("form." + kind); }
 
+  // Words selected with the mouse inside the row's sentence: e takes them as the new anchor.
+  function selectedWords(row) {
+    var selection = window.getSelection();
+    var context = row.querySelector("p.context");
+    if (!selection || selection.isCollapsed || !context.contains(selection.anchorNode) ||
+        !context.contains(selection.focusNode)) { return ""; }
+    return selection.toString().replace(/\s+/g, " ").trim();
+  }
+
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (!form.classList.contains("decide")) { return; }
@@ -121,7 +130,13 @@
         if (row) { field = rowForm(row, "reject").querySelector('input[name="reason"]'); field.focus(); }
         break;
       case "e":
-        if (row) { field = rowForm(row, "approve").querySelector('input[name="anchor"]'); field.focus(); field.select(); }
+        if (row) {
+          field = rowForm(row, "approve").querySelector('input[name="anchor"]');
+          var chosen = selectedWords(row);
+          if (chosen && !field.readOnly) { field.value = chosen; }
+          field.focus();
+          field.select();
+        }
         break;
       case "u": undo(); break;
       default: return;
