@@ -11,8 +11,6 @@ import secrets
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,8 +21,6 @@ from wordpress_site import REPO, WordPressSite, free_port
 
 from postprocess.cli import main
 from postprocess.decisions.store import DecisionStore
-
-MU_PLUGINS = ("wp-content", "mu-plugins")
 
 
 def para(text: str) -> str:
@@ -56,19 +52,6 @@ def apply(site_url: str, db: Path, *args: str, capsys: pytest.CaptureFixture[str
     code = main(["apply", "--wordpress", site_url, "--db", str(db), "--delay", "0", *args])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@contextmanager
-def mu_plugin(site: WordPressSite, name: str, php: str) -> Iterator[None]:
-    """A must-use plugin in the site for the length of the block."""
-    folder = site.folder.joinpath(*MU_PLUGINS)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.php"
-    path.write_text("<?php\n" + php)
-    try:
-        yield
-    finally:
-        path.unlink()
 
 
 def test_dry_run_write_again_and_undo(env: WordPressSite, tmp_path: Path, capsys):
@@ -169,7 +152,7 @@ def test_one_failing_post_does_not_stop_the_others(env: WordPressSite, tmp_path:
               f"    if ((int) $request['id'] === {refused}) return new WP_Error('refused_by_test', "
               "'This post is locked by the test', ['status' => 500]);\n"
               "    return $post;\n}, 10, 2);\n")
-    with mu_plugin(site, f"refuse-{refused}", refuse):
+    with site.mu_plugin(f"refuse-{refused}", refuse):
         code, out, err = apply(site.url, db, "--write", capsys=capsys)
     assert code == 1
     assert "HTTP 500 refused_by_test: This post is locked by the test" in out
@@ -267,7 +250,7 @@ def test_rest_api_switched_off(env: WordPressSite, tmp_path: Path, capsys):
            "    return new WP_Error('rest_disabled', 'The REST API is switched off', ['status' => 401]);\n"
            "});\n"
            "remove_action('template_redirect', 'rest_output_link_header', 11);\n")
-    with mu_plugin(site, "rest-off", off):
+    with site.mu_plugin("rest-off", off):
         line = one_line_error(*apply(site.url, db, capsys=capsys)[::2])
     assert "the WordPress REST API is switched off (rest_disabled" in line
 
@@ -323,7 +306,7 @@ def test_an_update_whose_answer_is_lost_is_still_logged(env: WordPressSite, tmp_
     DecisionStore(db).decide(source_url, target_url, "approved", anchor="lame")
     lose = (f"add_action('rest_after_insert_post', function ($post) {{\n"
             f"    if ($post->ID === {source}) {{ status_header(502); exit; }}\n}});\n")
-    with mu_plugin(site, f"lose-{source}", lose):
+    with site.mu_plugin(f"lose-{source}", lose):
         code, out, err = apply(site.url, db, "--write", capsys=capsys)
     assert code == 0, out + err
     assert "1 links written in 1 posts, 0 skipped, 0 failed" in out

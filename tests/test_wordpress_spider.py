@@ -206,18 +206,32 @@ def test_unreachable_or_not_an_api(wordpress: WordPressSite, tmp_path: Path, arg
 
 
 def test_a_switched_off_rest_api(wordpress: WordPressSite, tmp_path: Path) -> None:
-    plugin = wordpress.folder / "wp-content" / "mu-plugins" / "rest-off.php"
-    plugin.parent.mkdir(exist_ok=True)
-    plugin.write_text("<?php add_filter('rest_authentication_errors', fn () =>\n"
-                      "  new WP_Error('rest_disabled', 'The REST API is disabled.', ['status' => 401]));\n")
-    try:
+    off = ("add_filter('rest_authentication_errors', fn () =>\n"
+           "  new WP_Error('rest_disabled', 'The REST API is disabled.', ['status' => 401]));\n")
+    with wordpress.mu_plugin("rest-off", off):
         done = crawl_wordpress(tmp_path / "crawl", "-a", f"site={wordpress.url}", expect=1)
-    finally:
-        plugin.unlink()
     assert done.stderr.strip().splitlines()[-1] == (
         f"scrapy crawl wordpress: error: the REST API at {wordpress.api} is switched off "
         "(rest_disabled: The REST API is disabled.)")
     assert not (tmp_path / "crawl").exists()
+
+
+def test_a_listing_page_that_fails_after_the_first_is_an_incomplete_crawl(wordpress: WordPressSite,
+                                                                         tmp_path: Path) -> None:
+    """Page 2 of the posts answers 500: the posts of page 1 are kept, and the crawl says it is
+    incomplete (exit 1), so a scheduler does not take it for the whole site."""
+    broken = ("add_filter('rest_pre_dispatch', function ($result, $server, $request) {\n"
+              "  if ($request->get_route() === '/wp/v2/posts' && (int) $request->get_param('page') === 2)\n"
+              "    return new WP_Error('boom', 'Database gone away', ['status' => 500]);\n"
+              "  return $result;\n"
+              "}, 10, 3);\n")
+    with wordpress.mu_plugin("page-two-fails", broken):
+        done = crawl_wordpress(tmp_path / "crawl", "-a", f"api={wordpress.api}", expect=1)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("scrapy crawl wordpress: error: incomplete crawl: ") and "page 2" in last, last
+    assert "500" in last
+    stored = read_table(tmp_path / "crawl" / "pages").num_rows
+    assert 100 <= stored < len(rest(wordpress, "wp/v2/posts")) + len(rest(wordpress, "wp/v2/pages"))
 
 
 @pytest.mark.parametrize(("args", "message"), [

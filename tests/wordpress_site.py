@@ -160,6 +160,18 @@ echo $id;
         """The post's permalink, as WordPress makes it."""
         return self.php(f"echo get_permalink({int(post_id)});").strip()
 
+    @contextmanager
+    def mu_plugin(self, name: str, php: str) -> Iterator[None]:
+        """A must-use plugin (``php`` without the opening tag) in the site for the length of the block."""
+        folder = self.folder / "wp-content" / "mu-plugins"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.php"
+        path.write_text("<?php\n" + php)
+        try:
+            yield
+        finally:
+            path.unlink()
+
     def authorization(self) -> str:
         """The ``Authorization`` header value for the REST API (Basic, application password)."""
         return "Basic " + base64.b64encode(f"{self.user}:{self.app_password}".encode()).decode()

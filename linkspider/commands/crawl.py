@@ -62,8 +62,12 @@ class Command(ScrapyCrawlCommand):
         spider = crawler.spider
         print(summary(stats, time.monotonic() - started, getattr(spider, "arguments", None)), file=sys.stderr)
         failure = getattr(spider, "start_failure", None)
+        incomplete = getattr(spider, "incomplete", None)
         if failure and not stats.get("linkspider/pages"):
             print(f"scrapy crawl {args[0]}: error: {failure}", file=sys.stderr)
+            self.exitcode = 1
+        elif incomplete:
+            print(f"scrapy crawl {args[0]}: error: incomplete crawl: {incomplete}", file=sys.stderr)
             self.exitcode = 1
 
 

@@ -120,6 +120,7 @@ class WordPressSpider(Spider):
         self.lang: str | None = None  # from the home page's <html lang>
         self.since = arguments.since
         self.start_failure: str | None = None  # why the site could not be read, if it could not
+        self.incomplete: str | None = None  # why some posts could not be read (a later listing page)
 
     # --- discovery --------------------------------------------------------------
 
@@ -205,6 +206,8 @@ class WordPressSpider(Spider):
         if problem:
             if page == 1:
                 self.start_failure = problem
+            else:
+                self.incomplete = self.incomplete or problem
             logger.error("linkspider: %s", problem)
             return
         posts = json_body(response.body)
@@ -272,5 +275,7 @@ class WordPressSpider(Spider):
         what = request.cb_kwargs.get("what", request.url)
         problem = f"{what} ({request.url}) could not be fetched: {why_failed(failure)}"
         logger.error("linkspider: %s", problem)
-        if self.start_failure is None:
+        if request.cb_kwargs.get("page", 1) > 1:
+            self.incomplete = self.incomplete or problem
+        elif self.start_failure is None:
             self.start_failure = problem
