@@ -38,6 +38,7 @@ import numpy as np
 
 from linkspider.items import PROSE_KINDS
 from postprocess.stages.candidates import Suggestion
+from postprocess.stages.links import LinkTable, content_uses
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.titles import clean_title, site_title_parts
@@ -374,16 +375,24 @@ class AnchorFinder:
     def _index_links(self, links: Sequence[Link]) -> None:
         """What the existing links say: which pages each source links, and the names links give targets."""
         self.linked: dict[str, set[str]] = defaultdict(set)
-        for link in links:
-            self.linked[link.source_url].add(link.target_url)
-        self.link_names = link_names(links, min_uses=MIN_NAME_USES)
-        self.name_uses = anchor_counts(links)[1]
+        if isinstance(links, LinkTable):
+            self.linked.update(links.linked_from())
+        else:
+            for link in links:
+                self.linked[link.source_url].add(link.target_url)
+        uses, per_target = anchor_counts(links)
+        self.link_names = names_from_counts(uses, per_target, MIN_COMMONNESS, MIN_NAME_USES)
+        self.name_uses = per_target
         # The exact spellings in-content links give each target: a code name must be written as the
         # site writes it for that target (`Func` the class, not `func` the argument).
         self.spellings: dict[str, set[str]] = defaultdict(set)
-        for link in links:
-            if link.position == "content" and link.anchor_text:
-                self.spellings[link.target_url].add(" ".join(link.anchor_text.split()))
+        spelled: dict[str, str] = {}
+        for _, target, anchor in content_uses(links):
+            if anchor:
+                spelling = spelled.get(anchor)
+                if spelling is None:
+                    spelling = spelled[anchor] = " ".join(anchor.split())
+                self.spellings[target].add(spelling)
         self.own_names = {url: self._own_names(page) for url, page in self.pages.items()}
         self._names: dict[str, list[Name]] = {}
 
@@ -552,17 +561,20 @@ def anchor_counts(
     uses: Counter[tuple[str, ...]] = Counter()
     per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
     keys: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
-    for link in links:
-        if link.position != "content" or not link.anchor_text or link.source_url == link.target_url:
+    for source, target, anchor in content_uses(links):
+        if not anchor or source == target:
             continue
-        key = keys.get(link.anchor_text)
+        key = keys.get(anchor)
         if key is None:
-            key = keys[link.anchor_text] = tuple(words(link.anchor_text))
-        content = [w for w in key if w not in STOPWORDS]
-        if not content or len(key) > MAX_WORDS or all(w in WEAK_WORDS for w in content):
+            key = tuple(words(anchor))
+            content = [w for w in key if w not in STOPWORDS]
+            if not content or len(key) > MAX_WORDS or all(w in WEAK_WORDS for w in content):
+                key = ()
+            keys[anchor] = key
+        if not key:
             continue
         uses[key] += 1
-        per_target[link.target_url][key] += 1
+        per_target[target][key] += 1
     return uses, per_target
 
 
@@ -575,7 +587,13 @@ def link_names(links: Iterable[Link], min_commonness: float = MIN_COMMONNESS,
     or weak words, longer than ``MAX_WORDS``, pointing here in under ``min_commonness``
     of their uses, or by fewer than ``min_uses`` links, are left out.
     """
-    uses, per_target = anchor_counts(links)
+    return names_from_counts(*anchor_counts(links), min_commonness, min_uses)
+
+
+def names_from_counts(uses: Counter[tuple[str, ...]], per_target: dict[str, Counter[tuple[str, ...]]],
+                      min_commonness: float = MIN_COMMONNESS, min_uses: int = 1
+                      ) -> dict[str, list[tuple[str, ...]]]:
+    """``link_names`` from ``anchor_counts``' two counts."""
     names: dict[str, list[tuple[str, ...]]] = {}
     for target, counts in per_target.items():
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1] / uses[kv[0]], -kv[1], -len(kv[0]), kv[0]))

@@ -17,6 +17,7 @@ from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
+from postprocess.stages.links import linked_pairs
 from postprocess.stages.load import Crawl, Link, Page
 
 
@@ -39,8 +40,7 @@ class Suggestion:
 
 def existing_links(links: Iterable[Link], content_only: bool = False) -> set[tuple[str, str]]:
     """(source, target) pairs already linked; only in-content links when ``content_only``."""
-    return {(link.source_url, link.target_url) for link in links
-            if not content_only or link.position == "content"}
+    return linked_pairs(links, content_only)
 
 
 def target_exclusion(page: Page, options: Options | None = None) -> str | None:

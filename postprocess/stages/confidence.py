@@ -28,6 +28,7 @@ import numpy as np
 from linkspider.items import PROSE_KINDS
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
+from postprocess.stages.links import linked_pairs, links_table
 from postprocess.stages.load import Crawl, resolve
 
 #: Score parts and anchor features the model reads (missing ones count 0).
@@ -133,7 +134,7 @@ def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
     """(source, target) pairs the editors linked in running text (a link in a prose block of a content
     page, not a template's "more posts" list), between pages that may give and receive suggestions."""
     pages = {p.url: p for p in crawl.pages}
-    linked = {(link.source_url, link.target_url) for link in crawl.links}
+    linked = linked_pairs(crawl.links)
     pairs = set()
     for source in crawl.pages:
         if source.kind != "content":
@@ -177,8 +178,7 @@ def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Pool,
     fold_ids: list[int] = []
     for fold in range(folds):
         hidden = {pair for pair, f in fold_of.items() if f == fold}
-        visible = replace(crawl, links=[link for link in crawl.links
-                                        if (link.source_url, link.target_url) not in hidden])
+        visible = replace(crawl, links=links_table(crawl.links).without(hidden))
         for s in pool(visible, sources):
             pair = (s.source_url, s.target_url)
             if pair in hidden:

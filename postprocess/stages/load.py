@@ -8,17 +8,22 @@ written by another version fails with one line saying what to do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from linkspider.items import READABLE_VERSIONS, TABLES
 from postprocess.errors import InputError
+from postprocess.stages.links import Link, LinkTable
+
+__all__ = ["Block", "Crawl", "Link", "LinkTable", "Page", "build_crawl", "load_crawl"]
 
 PAGE_COLUMNS = ("url", "status", "title", "h1", "headings", "text", "lang", "noindex", "thin",
                 "content_hash", "kind", "blocks", "fetched_at")
@@ -66,24 +71,12 @@ class Page:
     blocks: tuple[Block, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One link of a page's newest fetch, its target rewritten through the alias map."""
-
-    source_url: str
-    target_url: str
-    anchor_text: str = ""
-    position: str = "content"
-    nofollow: bool = False
-    internal: bool = True
-
-
 @dataclass(frozen=True)
 class Crawl:
     """A loaded crawl: pages, links and the alias map (alias URL → page URL)."""
 
     pages: list[Page]
-    links: list[Link]
+    links: Sequence[Link]  # a LinkTable from the loader; any sequence of Link works
     aliases: dict[str, str] = field(default_factory=dict)
     directory: str = ""
 
@@ -270,18 +263,24 @@ def _page(row: dict) -> Page:
     )
 
 
+def _drop_realiased(pages: dict[str, object], when: dict[str, datetime], skip_rows: list[dict]
+                    ) -> dict[str, str]:
+    """The alias map; a URL recorded as a page and, later, as an alias (it now redirects) leaves
+    ``pages`` (``when``: each page's fetch time) — the alias wins."""
+    aliases = alias_map(skip_rows)
+    alias_when = {r["url"]: _when(r.get("fetched_at")) for r in skip_rows if r.get("url") in aliases}
+    for url in list(pages):
+        if url in aliases and alias_when.get(url, _EPOCH) > when[url]:
+            del pages[url]
+    return {u: a for u, a in aliases.items() if u not in pages}
+
+
 def build_crawl(page_rows: Iterable[dict], link_rows: Iterable[dict], skip_rows: Iterable[dict],
                 directory: str = "") -> Crawl:
     """Merge raw rows into a Crawl (pure: the loader's logic without the files)."""
     pages = merge_pages(page_rows)
     skip_rows = list(skip_rows)
-    aliases = alias_map(skip_rows)
-    # A URL recorded as a page and, later, as an alias (it now redirects): the alias wins.
-    alias_when = {r["url"]: _when(r.get("fetched_at")) for r in skip_rows if r.get("url") in aliases}
-    for url in list(pages):
-        if url in aliases and alias_when.get(url, _EPOCH) > _when(pages[url].get("fetched_at")):
-            del pages[url]
-    aliases = {u: a for u, a in aliases.items() if u not in pages}
+    aliases = _drop_realiased(pages, {u: _when(r.get("fetched_at")) for u, r in pages.items()}, skip_rows)
     links: list[Link] = []
     for row in newest_links(link_rows):
         source = resolve(row["source_url"], aliases)
@@ -296,26 +295,185 @@ def build_crawl(page_rows: Iterable[dict], link_rows: Iterable[dict], skip_rows:
             internal=True if row.get("internal") is None else bool(row["internal"]),
         ))
     ordered = sorted(pages.values(), key=lambda r: r["url"])
-    return Crawl(pages=[_page(r) for r in ordered], links=links, aliases=aliases, directory=directory)
+    return Crawl(pages=[_page(r) for r in ordered], links=LinkTable.from_links(links), aliases=aliases,
+                 directory=directory)
+
+
+#: Rows turned into Python objects at a time (the part files are read in batches of this many rows).
+BATCH_ROWS = 2048
+
+
+def _micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Timestamps as int64 microseconds since the epoch (a missing one is the epoch)."""
+    values = pc.cast(column, pa.timestamp("us", tz="UTC")).cast(pa.int64()).fill_null(0)
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _encode(column: pa.ChunkedArray | pa.Array, key: Callable[[str | None], int],
+            memo: dict[str | None, int]) -> np.ndarray:
+    """Each value's ``key`` (computed once per distinct value, ``memo`` across calls), as int64."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = []
+    for chunk in chunks:
+        encoded = pc.dictionary_encode(chunk, null_encoding="encode")
+        values = encoded.dictionary.to_pylist()
+        ids = np.fromiter((memo[v] if v in memo else memo.setdefault(v, key(v)) for v in values),
+                          dtype=np.int64, count=len(values))
+        out.append(ids[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+                   if len(values) else np.zeros(len(chunk), dtype=np.int64))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...], optional: tuple[str, ...],
+                   columns: tuple[str, ...], job: str | None, bad: BadParts | None
+                   ) -> Iterator[tuple[Path, pa.Table, list[str]]]:
+    """Each readable part: (path, its ``columns`` filtered to ``job``, the columns it has of
+    ``required`` + ``optional``). The schema is checked as ``_read_part`` does."""
+    for path in files:
+        try:
+            schema = pq.read_schema(path)
+            check_version(path, schema)
+            missing = [c for c in required if c not in schema.names]
+            if missing:
+                raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
+            present = list(required) + [c for c in optional if c in schema.names]
+            check_types(path, table, schema, present)
+            if job is not None and "job" not in schema.names:
+                raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
+            wanted = [c for c in columns if c in present]
+            wanted += ["job"] if job is not None and "job" not in wanted else []
+            part = pq.read_table(path, columns=wanted)
+        except (OSError, pa.ArrowException) as exc:
+            if bad is None:
+                raise InputError(f"cannot read {path}: {exc} "
+                                 "(--skip-bad-parts reads the other parts)") from exc
+            bad.parts.append((path, _rows_in(path), _first_line(exc)))
+            continue
+        if job is not None:
+            part = part.filter(pc.equal(part["job"], job))
+        yield path, part, present
+
+
+def _load_pages(files: list[Path], job: str | None, bad: BadParts | None
+                ) -> tuple[dict[str, tuple[int, int]], dict[str, datetime], list[tuple[Path, list[str]]]]:
+    """The newest row of each URL (part number, row of the part, after the ``job`` filter) and its
+    fetch time, read from the url and fetched_at columns only; and the parts read."""
+    newest: dict[str, tuple[int, int, int]] = {}
+    parts: list[tuple[Path, list[str]]] = []
+    for path, part, present in _checked_parts(files, "pages", PAGE_COLUMNS, PAGE_OPTIONAL,
+                                               ("url", "fetched_at"), job, bad):
+        number = len(parts)
+        parts.append((path, present))
+        when = _micros(part["fetched_at"]).tolist()
+        for row, (url, fetched) in enumerate(zip(part["url"].to_pylist(), when, strict=True)):
+            if not url:
+                continue
+            old = newest.get(url)
+            if old is None or fetched >= old[2]:  # newest fetch; a later part or row wins a tie
+                newest[url] = (number, row, fetched)
+    when_of = {url: _EPOCH + timedelta(microseconds=t) for url, (_, _, t) in newest.items()}
+    return {url: (n, r) for url, (n, r, _) in newest.items()}, when_of, parts
+
+
+def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list[str]]],
+                  job: str | None) -> list[Page]:
+    """``Page`` objects of the kept rows, in URL order, read part by part in batches."""
+    by_part: dict[int, dict[int, str]] = defaultdict(dict)
+    for url, (number, row) in keep.items():
+        by_part[number][row] = url
+    pages: list[Page] = []
+    for number, rows in sorted(by_part.items()):
+        path, present = parts[number]
+        file = pq.ParquetFile(path)
+        offset = 0
+        columns = present + (["job"] if job is not None and "job" not in present else [])
+        for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            if job is not None:
+                batch = batch.filter(pc.equal(batch["job"], job))
+            wanted = [i for i in range(batch.num_rows) if offset + i in rows]
+            if wanted:
+                pages.extend(_page(row) for row in batch.take(pa.array(wanted)).to_pylist())
+            offset += batch.num_rows
+    pages.sort(key=lambda p: p.url)
+    return pages
+
+
+def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: str | None,
+                bad: BadParts | None) -> LinkTable:
+    """The links of each source's newest fetch, sources and targets resolved through ``aliases``,
+    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number)."""
+    urls: dict[str, int] = {p.url: i for i, p in enumerate(pages)}
+    page_count = len(urls)
+    raw_sources: dict[str | None, int] = {}
+    anchors: dict[str, int] = {}
+    positions: dict[str, int] = {}
+    memos: dict[str, dict[str | None, int]] = {name: {} for name in ("raw", "source", "target", "anchor",
+                                                                   "position")}
+
+    def source_id(url: str | None) -> int:
+        found = urls.get(resolve(url or "", aliases), -1)
+        return found if found < page_count else -1
+
+    def target_id(url: str | None) -> int:
+        return urls.setdefault(resolve(url or "", aliases), len(urls))
+
+    columns: dict[str, list[np.ndarray]] = defaultdict(list)
+    for _, part, _ in _checked_parts(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
+                                     LINK_COLUMNS + LINK_OPTIONAL, job, bad):
+        n = part.num_rows
+        columns["raw"].append(_encode(part["source_url"],
+                                      lambda v: raw_sources.setdefault(v, len(raw_sources)), memos["raw"]))
+        columns["when"].append(_micros(part["fetched_at"]))
+        columns["source"].append(_encode(part["source_url"], source_id, memos["source"]))
+        columns["target"].append(_encode(part["target_url"], target_id, memos["target"]))
+        columns["anchor"].append(_encode(part["anchor_text"],
+                                         lambda v: anchors.setdefault(v or "", len(anchors)),
+                                         memos["anchor"]))
+        columns["position"].append(_encode(part["position"],
+                                           lambda v: positions.setdefault(v or "other", len(positions)),
+                                           memos["position"]))
+        names = part.column_names
+        columns["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)
+                                   if "nofollow" in names else np.zeros(n, dtype=bool))
+        columns["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)
+                                   if "internal" in names else np.ones(n, dtype=bool))
+    cols = {name: np.concatenate(arrays) for name, arrays in columns.items()}
+    if not cols:
+        return LinkTable(list(urls), *(np.zeros(0, dtype=np.int64),) * 2, [], np.zeros(0, dtype=np.int64), [],
+                         np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
+    # a source's links from its newest fetch only
+    latest = np.full(len(raw_sources), np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(latest, cols["raw"], cols["when"])
+    keep = (cols["when"] == latest[cols["raw"]]) & (cols["source"] >= 0)
+    return LinkTable(list(urls), cols["source"][keep], cols["target"][keep], list(anchors),
+                     cols["anchor"][keep], list(positions), cols["position"][keep], cols["nofollow"][keep],
+                     cols["internal"][keep])
 
 
 def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | None = None) -> Crawl:
     """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory (``bad``: skip
-    unreadable parts and record them there, instead of stopping)."""
+    unreadable parts and record them there, instead of stopping).
+
+    Column by column and part by part: the newest row of each URL is chosen from the url and
+    fetched_at columns, only those rows become ``Page`` objects (in batches), and the links become
+    a ``LinkTable`` without a Python object per link.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"crawl directory not found: {directory}")
     page_files = _part_files(directory, "pages")
     if not page_files:
         raise InputError(f"no pages in {directory}: pages/ has no part-*.parquet files")
-    page_rows = _read_parts(page_files, "pages", PAGE_COLUMNS, PAGE_OPTIONAL, job, bad)
-    if not page_rows:
+    keep, when, parts = _load_pages(page_files, job, bad)
+    if not keep:
         where = f" for job {job}" if job is not None else ""
         raise InputError(f"no pages in {directory}{where}: the part files hold no rows")
-    link_rows = _read_parts(_part_files(directory, "links"), "links", LINK_COLUMNS, LINK_OPTIONAL, job, bad)
     skip_rows = _read_parts(_part_files(directory, "skipped"), "skipped", SKIP_COLUMNS, SKIP_OPTIONAL, job,
                             bad)
-    return build_crawl(page_rows, link_rows, skip_rows, directory=str(directory))
+    aliases = _drop_realiased(keep, when, skip_rows)
+    pages = _page_objects(keep, parts, job)
+    links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad)
+    return Crawl(pages=pages, links=links, aliases=aliases, directory=str(directory))
 
 
 def require_linkable(crawl: Crawl) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from postprocess.options import Options
+from postprocess.stages.links import LinkTable, content_uses
 from postprocess.stages.load import Crawl, Page
 
 #: Parts always present, in CSV column order (``score_parts`` may add more).
@@ -157,14 +158,16 @@ class Evidence:
 
 def inbound_counts(crawl: Crawl) -> Counter[str]:
     """Distinct other pages linking to each URL (any position)."""
+    if isinstance(crawl.links, LinkTable):
+        return crawl.links.inbound()
     pairs = {(link.source_url, link.target_url) for link in crawl.links if link.source_url != link.target_url}
     return Counter(target for _, target in pairs)
 
 
 def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]]:
     """(source row, target row, anchor text) of the crawl's in-content links between indexed pages."""
-    return [(row[link.source_url], row[link.target_url], link.anchor_text or "") for link in crawl.links
-            if link.position == "content" and link.source_url in row and link.target_url in row]
+    return [(row[source], row[target], anchor or "") for source, target, anchor in content_uses(crawl.links)
+            if source in row and target in row]
 
 
 def more_candidates(source_url: str, neighbours: list[tuple[str, float]],

@@ -1,0 +1,197 @@
+"""``LinkTable``: a crawl's links as columns — integer URL ids, anchor ids, position codes.
+
+A list of ``Link`` objects costs ~430 bytes a link (an object and four strings each); the
+table costs ~14 (two int32 URL ids, an int32 anchor id, a position code, two flags), every
+URL and anchor text stored once. It is a ``Sequence[Link]``: iterating it makes each
+``Link`` on the fly (what the report and the evaluation read), while the stages ask it for
+what they need as arrays or sets in one pass (``pairs``, ``inbound``, ``content``, ``linked_from``,
+``without``). ``links_table(links)`` turns any sequence of links into a table (a list made by
+the evaluation, say) and returns a table unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link of a page's newest fetch, its target rewritten through the alias map."""
+
+    source_url: str
+    target_url: str
+    anchor_text: str = ""
+    position: str = "content"
+    nofollow: bool = False
+    internal: bool = True
+
+
+class LinkTable(Sequence[Link]):
+    """Links in row order as columns; ``urls`` and ``anchors`` are the tables the ids point into."""
+
+    def __init__(self, urls: Sequence[str], source: np.ndarray, target: np.ndarray,
+                 anchors: Sequence[str], anchor: np.ndarray, positions: Sequence[str], position: np.ndarray,
+                 nofollow: np.ndarray, internal: np.ndarray) -> None:
+        self.urls = list(urls)
+        self.source = np.asarray(source, dtype=np.int32)
+        self.target = np.asarray(target, dtype=np.int32)
+        self.anchors = list(anchors)
+        self.anchor = np.asarray(anchor, dtype=np.int32)
+        self.positions = list(positions)
+        self.position = np.asarray(position, dtype=np.uint8)
+        self.nofollow = np.asarray(nofollow, dtype=bool)
+        self.internal = np.asarray(internal, dtype=bool)
+        self._ids: dict[str, int] | None = None
+
+    # -- Sequence[Link] -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.source)
+
+    @overload
+    def __getitem__(self, i: int) -> Link: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> LinkTable: ...
+
+    def __getitem__(self, i: int | slice) -> Link | LinkTable:
+        if isinstance(i, slice):
+            return self.take(np.arange(len(self))[i])
+        return Link(self.urls[self.source[i]], self.urls[self.target[i]], self.anchors[self.anchor[i]],
+                    self.positions[self.position[i]], bool(self.nofollow[i]), bool(self.internal[i]))
+
+    def __iter__(self) -> Iterator[Link]:
+        urls, anchors, positions = self.urls, self.anchors, self.positions
+        step = 65536
+        for start in range(0, len(self), step):
+            end = start + step
+            yield from map(Link, [urls[i] for i in self.source[start:end].tolist()],
+                           [urls[i] for i in self.target[start:end].tolist()],
+                           [anchors[i] for i in self.anchor[start:end].tolist()],
+                           [positions[i] for i in self.position[start:end].tolist()],
+                           self.nofollow[start:end].tolist(), self.internal[start:end].tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LinkTable({len(self)} links, {len(self.urls)} URLs, {len(self.anchors)} anchor texts)"
+
+    # -- columns --------------------------------------------------------------------------------
+    @property
+    def ids(self) -> dict[str, int]:
+        """URL → id."""
+        if self._ids is None:
+            self._ids = {url: i for i, url in enumerate(self.urls)}
+        return self._ids
+
+    def take(self, rows: np.ndarray) -> LinkTable:
+        """The links at ``rows`` (indices or a boolean mask), sharing the URL and anchor tables."""
+        table = LinkTable.__new__(LinkTable)
+        table.urls, table.anchors, table.positions = self.urls, self.anchors, self.positions
+        table._ids = self._ids
+        for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
+            setattr(table, name, getattr(self, name)[rows])
+        return table
+
+    def code(self, position: str) -> int:
+        """The code of a position name (-1 when no link has it)."""
+        return self.positions.index(position) if position in self.positions else -1
+
+    def content(self) -> np.ndarray:
+        """Mask of in-content links."""
+        return self.position == self.code("content")
+
+    def pair_keys(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """source id × len(urls) + target id of each link (of ``mask``), as int64."""
+        if mask is None:
+            return self.source.astype(np.int64) * len(self.urls) + self.target
+        return self.source[mask].astype(np.int64) * len(self.urls) + self.target[mask]
+
+    def pairs(self, content_only: bool = False) -> set[tuple[str, str]]:
+        """(source, target) URL pairs linked (by in-content links only when ``content_only``)."""
+        keys = np.unique(self.pair_keys(self.content() if content_only else None))
+        n, urls = len(self.urls), self.urls
+        return {(urls[k // n], urls[k % n]) for k in keys.tolist()}
+
+    def inbound(self) -> Counter[str]:
+        """Distinct other pages linking to each URL (any position)."""
+        keys = np.unique(self.pair_keys(self.source != self.target))
+        targets, counts = np.unique(keys % len(self.urls), return_counts=True)
+        urls = self.urls
+        return Counter({urls[t]: c for t, c in zip(targets.tolist(), counts.tolist(), strict=True)})
+
+    def linked_from(self) -> dict[str, set[str]]:
+        """Source URL → the URLs it links."""
+        keys = np.unique(self.pair_keys())
+        n, urls = len(self.urls), self.urls
+        out: dict[str, set[str]] = {}
+        for key in keys.tolist():
+            source = urls[key // n]
+            found = out.get(source)
+            if found is None:
+                found = out[source] = set()
+            found.add(urls[key % n])
+        return out
+
+    def content_uses(self) -> Iterator[tuple[str, str, str]]:
+        """(source URL, target URL, anchor text) of in-content links, in link order."""
+        mask = self.content()
+        urls, anchors = self.urls, self.anchors
+        yield from zip([urls[i] for i in self.source[mask].tolist()],
+                       [urls[i] for i in self.target[mask].tolist()],
+                       [anchors[i] for i in self.anchor[mask].tolist()], strict=True)
+
+    def without(self, pairs: Iterable[tuple[str, str]]) -> LinkTable:
+        """These links without any link of the given (source, target) URL pairs."""
+        ids, n = self.ids, len(self.urls)
+        hidden = np.fromiter((ids[s] * n + ids[t] for s, t in pairs if s in ids and t in ids), dtype=np.int64)
+        if not len(hidden):
+            return self
+        return self.take(~np.isin(self.pair_keys(), hidden))
+
+    @classmethod
+    def from_links(cls, links: Iterable[Link]) -> LinkTable:
+        """A table of any links (in their order)."""
+        urls: dict[str, int] = {}
+        anchors: dict[str, int] = {}
+        positions: dict[str, int] = {}
+        source, target, anchor, position, nofollow, internal = [], [], [], [], [], []
+        for link in links:
+            source.append(urls.setdefault(link.source_url, len(urls)))
+            target.append(urls.setdefault(link.target_url, len(urls)))
+            anchor.append(anchors.setdefault(link.anchor_text, len(anchors)))
+            position.append(positions.setdefault(link.position, len(positions)))
+            nofollow.append(link.nofollow)
+            internal.append(link.internal)
+        return cls(list(urls), np.asarray(source, dtype=np.int32), np.asarray(target, dtype=np.int32),
+                   list(anchors), np.asarray(anchor, dtype=np.int32), list(positions),
+                   np.asarray(position, dtype=np.uint8), np.asarray(nofollow, dtype=bool),
+                   np.asarray(internal, dtype=bool))
+
+
+def links_table(links: Sequence[Link]) -> LinkTable:
+    """``links`` as a table (itself when it is one)."""
+    return links if isinstance(links, LinkTable) else LinkTable.from_links(links)
+
+
+def content_uses(links: Sequence[Link]) -> Iterator[tuple[str, str, str]]:
+    """(source URL, target URL, anchor text) of the in-content links of any sequence, in order."""
+    if isinstance(links, LinkTable):
+        return links.content_uses()
+    return ((k.source_url, k.target_url, k.anchor_text) for k in links if k.position == "content")
+
+
+def linked_pairs(links: Sequence[Link], content_only: bool = False) -> set[tuple[str, str]]:
+    """(source, target) URL pairs linked, by in-content links only when ``content_only``."""
+    if isinstance(links, LinkTable):
+        return links.pairs(content_only)
+    return {(k.source_url, k.target_url) for k in links if not content_only or k.position == "content"}

@@ -1,0 +1,78 @@
+"""The columnar loader: a multi-part crawl read column by column gives what the row-by-row merge
+gives, and its links are a ``LinkTable`` that stands in for a list of ``Link``."""
+
+from __future__ import annotations
+
+from crawlkit import (
+    COMPOST,
+    ESPRESSO,
+    GRINDER,
+    POUR_OVER,
+    SITE,
+    SITE_LINKS,
+    later,
+    link,
+    skip,
+    url,
+    write_crawl,
+)
+
+from postprocess.stages import load
+from postprocess.stages.candidates import existing_links
+from postprocess.stages.links import Link, LinkTable, links_table
+from postprocess.stages.load import build_crawl, load_crawl
+from postprocess.stages.scoring import inbound_counts
+
+MOVED = url("old-espresso")
+
+
+def _multi_part(tmp_path):
+    """Three parts: the site; a newer fetch of one page with other links and a redirect; a part
+    whose rows repeat a page with the same fetch time (the later part wins the tie)."""
+    write_crawl(tmp_path, SITE, SITE_LINKS + [link(GRINDER, MOVED, "old espresso page", position="nav")],
+                [], part="a-0001")
+    newer = later(SITE[0], title="Espresso, revised")
+    write_crawl(tmp_path, [newer],
+                [later(link(ESPRESSO, POUR_OVER, "pour-over")), later(link(ESPRESSO, MOVED, "itself?"))],
+                [skip(MOVED, "redirect", ESPRESSO)], part="b-0001")
+    tie = dict(next(row for row in SITE if row["url"] == GRINDER), title="Grinder, same time, later part")
+    write_crawl(tmp_path, [tie], [], [], part="c-0001")
+    return tmp_path
+
+
+def test_multi_part_crawl_loads_as_the_row_merge_does(tmp_path):
+    directory = _multi_part(tmp_path)
+    crawl = load_crawl(directory)
+    rows = {table: load._read_parts(load._part_files(directory, table), table, required, optional, None)
+            for table, required, optional in (("pages", load.PAGE_COLUMNS, load.PAGE_OPTIONAL),
+                                              ("links", load.LINK_COLUMNS, load.LINK_OPTIONAL),
+                                              ("skipped", load.SKIP_COLUMNS, load.SKIP_OPTIONAL))}
+    merged = build_crawl(rows["pages"], rows["links"], rows["skipped"], str(directory))
+    assert crawl.pages == merged.pages and crawl.aliases == merged.aliases
+    assert list(crawl.links) == list(merged.links)
+    by_url = {p.url: p for p in crawl.pages}
+    assert by_url[ESPRESSO].title == "Espresso, revised"
+    assert by_url[GRINDER].title == "Grinder, same time, later part"
+    # the espresso page's links are its newest fetch's, the redirect resolved on both ends
+    assert [(k.target_url, k.anchor_text) for k in crawl.links if k.source_url == ESPRESSO] == [
+        (POUR_OVER, "pour-over"), (ESPRESSO, "itself?")]
+    assert (GRINDER, ESPRESSO) in existing_links(crawl.links)
+
+
+def test_link_table_stands_in_for_a_list_of_links(tmp_path):
+    crawl = load_crawl(_multi_part(tmp_path))
+    table = crawl.links
+    assert isinstance(table, LinkTable)
+    as_list = list(table)
+    assert len(table) == len(as_list) and table[0] == as_list[0] and table[-1] == as_list[-1]
+    assert list(table[1:3]) == as_list[1:3]
+    assert all(isinstance(k, Link) for k in as_list)
+    # the column methods answer what the row loops answer
+    assert table.pairs() == {(k.source_url, k.target_url) for k in as_list}
+    assert table.pairs(content_only=True) == {(k.source_url, k.target_url) for k in as_list
+                                              if k.position == "content"}
+    assert inbound_counts(crawl) == inbound_counts(type(crawl)(crawl.pages, as_list))
+    assert table.linked_from()[ESPRESSO] == {POUR_OVER, ESPRESSO}
+    hidden = {(ESPRESSO, POUR_OVER), (COMPOST, "not a page")}
+    assert list(table.without(hidden)) == [k for k in as_list if (k.source_url, k.target_url) not in hidden]
+    assert list(links_table(as_list)) == as_list and links_table(table) is table
