@@ -1,7 +1,9 @@
 """Crawl traps found by what pages say, not by how URLs look: a URL pattern (the path with its
-numbers blanked, ``/calendar/N/N/``) that keeps producing new pages with the same text once
-numbers and the names of months and weekdays are blanked too — an endless calendar, a date
-archive with no posts, a numbered page that repeats. Path-shape traps are in ``urls.trap_reason``.
+numbers blanked, ``/calendar/N/N/``) whose pages keep linking to new URLs of the same pattern
+and all say the same once numbers and the names of months and weekdays are blanked too — an
+endless calendar, a date archive with no posts, a numbered page that repeats. Numbered pages
+that other pages list (products, release notes) never feed their own pattern this way.
+Path-shape traps are in ``urls.trap_reason``.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ def text_shape(text: str) -> str:
 class RepeatingPatterns:
     """Learns, page by page, which URL patterns only ever repeat one page.
 
-    A pattern is a trap once ``pages`` of its pages are stored and they have at most
-    ``pages // 10`` (at least 1) different text shapes; later URLs of that pattern are
+    A pattern is a trap once ``pages`` of its pages are stored, they have at most
+    ``pages // 10`` (at least 1) different text shapes, and its own pages have led to at least
+    ``pages // 2`` new URLs of the pattern (:meth:`spawned`); later URLs of that pattern are
     skipped. A pattern whose pages differ is never a trap (its shapes stop being counted).
     """
 
     pages: int = 20
     seen: dict[str, int] = field(default_factory=dict)  # pattern -> pages stored
+    fed: dict[str, int] = field(default_factory=dict)  # pattern -> new URLs its own pages linked to
     shapes: dict[str, set[str]] = field(default_factory=dict)  # pattern -> text shapes (bounded)
     traps: set[str] = field(default_factory=set)
 
@@ -58,7 +62,18 @@ class RepeatingPatterns:
             return  # its pages differ: not a trap
         shapes.add(text_shape(text))
         self.seen[pattern] = self.seen.get(pattern, 0) + 1
-        if self.seen[pattern] >= self.pages and len(shapes) <= self.most_shapes:
+        self._decide(pattern)
+
+    def spawned(self, from_url: str, url: str) -> None:
+        """A page linked to ``url``, a URL not seen before: counts when both share a pattern."""
+        pattern = url_pattern(url)
+        if pattern is not None and pattern == url_pattern(from_url) and self.pages > 0:
+            self.fed[pattern] = self.fed.get(pattern, 0) + 1
+            self._decide(pattern)
+
+    def _decide(self, pattern: str) -> None:
+        if (self.seen.get(pattern, 0) >= self.pages and self.fed.get(pattern, 0) >= self.pages // 2
+                and len(self.shapes.get(pattern, ())) <= self.most_shapes):
             self.traps.add(pattern)
 
     def reason(self, url: str) -> str | None:

@@ -31,10 +31,21 @@ def test_a_calendar_that_repeats_itself_is_a_trap_after_the_limit():
     names = ["January", "February", "March", "April"]
     for n in range(1, 5):
         patterns.observe(month(n), f"No events in {names[n - 1]} 2026.")
+        patterns.spawned(month(n), month(n + 1))  # each month links to the next
         assert patterns.reason(month(n + 1)) is None
     patterns.observe(month(5), "No events in May 2026.")
     assert "'/calendar/N/N/' keeps giving the same page (5 pages)" == patterns.reason(month(6))
     assert patterns.reason("https://x.test/guides/espresso/") is None
+
+
+def test_numbered_pages_that_read_the_same_but_are_listed_elsewhere_are_no_trap():
+    """Timetables, product pages: numbered pages with the same text, found from a listing page,
+    do not feed their own pattern."""
+    patterns = RepeatingPatterns(pages=5)
+    for n in range(40):
+        patterns.spawned("https://x.test/stops/", f"https://x.test/stops/{n}/")
+        patterns.observe(f"https://x.test/stops/{n}/", f"Stop {n}: buses at 08:{n:02d} and 09:{n:02d}.")
+    assert patterns.reason("https://x.test/stops/41/") is None
 
 
 def test_numbered_pages_that_differ_are_never_a_trap():
