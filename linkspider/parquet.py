@@ -18,7 +18,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,8 @@ class PartWriter:
         self.parts: list[Path] = []
         self._rows: list[Mapping[str, Any]] = []
         self._stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        #: Called before each part is written: another writer whose rows must reach the disk first.
+        self.before_flush: Callable[[], object] | None = None
         self._seq = 0
         self.directory.mkdir(parents=True, exist_ok=True)
 
@@ -106,6 +108,8 @@ class PartWriter:
         """Write the buffered rows as one part file (atomically); None when nothing is buffered."""
         if not self._rows:
             return None
+        if self.before_flush is not None:
+            self.before_flush()
         final = self._write(pa.Table.from_pylist(self._rows, schema=self.schema))
         self.rows_written += len(self._rows)
         self._rows = []

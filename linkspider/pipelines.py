@@ -156,6 +156,10 @@ class PartWriterPipeline:
             writer = PartWriter(self.out / table, TABLES[table], job, flush_rows=self.flush_rows,
                                 flush_bytes=self.flush_bytes, flush_seconds=self.flush_seconds)
             self.writers[table] = writer
+            if table == "pages":
+                # A page row never reaches the disk before its link rows: after a kill -9 a
+                # stored page has all its links (a crawl resumes from them, linkspider.recovery).
+                writer.before_flush = lambda: self._writer("links").flush()
         return writer
 
     def already_stored(self, url: str, job: str) -> bool:
@@ -185,12 +189,12 @@ class PartWriterPipeline:
             if self.already_stored(item.page["url"], job):
                 return item
             item.page["job"] = job
-            pages.add(item.page)
             if item.links:
                 links = self._writer("links")
                 for link in item.links:
                     link["job"] = job
                 links.add_many(item.links)
+            pages.add(item.page)
         elif isinstance(item, SkipRecord):
             skipped = self._writer("skipped")
             item["job"] = skipped.job

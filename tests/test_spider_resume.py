@@ -117,5 +117,48 @@ def test_kill_9_then_the_same_command_leaves_every_page_once(tmp_path: Path) -> 
     for part in out.glob("*/part-*.parquet"):
         pq.read_table(part)
     urls = [p["url"] for p in read_table(out / "pages").to_pylist()]
-    assert len(set(urls)) == SITE_PAGES
+    assert len(set(urls)) == SITE_PAGES, "\n".join(sorted(urls))
     assert len(urls) == SITE_PAGES
+
+
+def write_tree_site(root: Path, pages: int) -> None:
+    """``pages`` pages in a binary tree: page i links to pages 2i+1 and 2i+2 (and home); each
+    page's words differ (a numbered tree of pages that all read the same is a crawl trap)."""
+    vocabulary = ("kettle scale grinder filter carafe dripper burr roast bean crema bloom pour steep "
+                  "press siphon brew cup mug tamper portafilter").split()
+    for i in range(pages):
+        words = " ".join(vocabulary[(i * k) % len(vocabulary)] for k in range(1, 80))
+        folder = root if i == 0 else root / f"p{i}"
+        folder.mkdir(parents=True, exist_ok=True)
+        links = "".join(f'<a href="/p{j}/">page {j}</a> ' for j in (2 * i + 1, 2 * i + 2) if j < pages)
+        (folder / "index.html").write_text(
+            f"<!doctype html><html lang=en><title>Page {i}</title><main><h1>Page {i}</h1>"
+            f"<p>{words}</p><p>{links}<a href='/'>home</a></p></main></html>")
+
+
+def test_kill_9_after_the_dupefilter_wrote_fingerprints_loses_no_page(tmp_path: Path) -> None:
+    """A kill -9 late enough that Scrapy's dupefilter has written fingerprints of pages whose
+    rows were still in memory (and its disk queue's positions were never saved): the same
+    command finds the frontier again from the stored pages' links, and every page is stored
+    exactly once."""
+    pages = 600
+    write_tree_site(tmp_path / "site", pages)
+    out, jobdir = tmp_path / "out", tmp_path / "job"
+    settings = {"CONCURRENT_REQUESTS": 4, "CONCURRENT_REQUESTS_PER_DOMAIN": 4, "JOBDIR": jobdir,
+                "LINKSPIDER_FLUSH_ROWS": 40, "LINKSPIDER_FLUSH_SECONDS": 0, "LINKSPIDER_SITEMAPS": False}
+    with running(tmp_path / "site", delay=0.01) as server:
+        cmd = scrapy_crawl_command(server.url, out, settings=settings)
+        proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
+        try:
+            wait_until(lambda: page_requests(server) >= 350, proc)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        assert (jobdir / "requests.seen").stat().st_size > 0  # fingerprints reached the disk
+        stored_before = len(read_table(out / "pages").to_pylist())
+        assert 0 < stored_before < pages
+        second = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert second.returncode == 0, second.stderr[-2000:]
+    urls = [p["url"] for p in read_table(out / "pages").to_pylist()]
+    assert len(set(urls)) == pages, f"{pages - len(set(urls))} pages lost"
+    assert len(urls) == pages

@@ -51,6 +51,7 @@ from linkspider.arguments import ArgumentError, CrawlArguments, parse_arguments
 from linkspider.extract import content_hash, extract_page
 from linkspider.items import CarriedPage, CrawledPage, SkipRecord
 from linkspider.previous import PreviousCrawl
+from linkspider.recovery import RUNNING_MARKER, killed_before, stored_job
 from linkspider.rendering import PLAIN_DOCUMENT, RENDER_FAILED, RenderPolicy
 from linkspider.traps import RepeatingPatterns
 from linkspider.urls import (
@@ -220,6 +221,7 @@ class SiteSpider(Spider):
         settings.set("DEPTH_LIMIT", 0, priority=100)
         spider = cls(arguments, url_policy(settings), settings.getbool("LINKSPIDER_SITEMAPS"), depth_limit)
         spider._set_crawler(crawler)
+        spider.recovering = killed_before(settings.get("JOBDIR"))  # before Scrapy opens the queue
         spider.repeating = RepeatingPatterns(settings.getint("LINKSPIDER_TRAP_PATTERN_PAGES", 20))
         spider.render_policy = RenderPolicy(share=settings.getfloat("LINKSPIDER_RENDER_AUTO_SHARE"),
                                             min_words=settings.getint("LINKSPIDER_RENDER_AUTO_MIN_WORDS"))
@@ -256,6 +258,8 @@ class SiteSpider(Spider):
         self.start_failure: str | None = None  # why the start URL could not be fetched, if it could not
         self.texts_seen: dict[str, tuple[str, int]] = {}  # main-text hash -> (first segment, segments)
         self.repeating = RepeatingPatterns()  # URL patterns that only ever repeat one page
+        self.recovering = False  # resumed after a kill -9: the frontier comes from the stored rows
+        self.stored: set[str] = set()  # recovering: pages this job had stored
 
     # --- job id and resume state ----------------------------------------------
 
@@ -319,9 +323,50 @@ class SiteSpider(Spider):
                             len(self.previous))
                 async for request in self.changed_first():
                     yield request
+        if self.recover_after_kill():
+            for request in self.refollow_stored():
+                yield request
+            return
         self.seen.add(self.start_url)
         # Not dont_filter: a resumed crawl or a shared (Redis) dupefilter drops it when seen.
         yield self.page_request(self.start_url, found_by="start", depth=0, from_url=None)
+
+    def recover_after_kill(self) -> bool:
+        """With JOBDIR: marks this run as running (:meth:`closed` removes the marker); whether the
+        last run of this job was killed (found in ``from_crawler``, see ``linkspider.recovery``)."""
+        marker = self._jobdir_file()
+        if marker is None:
+            return False
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.with_name(RUNNING_MARKER).write_text(self.job + "\n", encoding="utf-8")
+        return self.recovering
+
+    def refollow_stored(self) -> Iterator[Any]:
+        """Recovering: the start page if it was not stored, and every stored page's links to
+        pages not stored (see ``linkspider.recovery``)."""
+        job = stored_job(self.arguments.out, self.job)
+        self.stored = set(job.pages)
+        self.skipped_seen |= job.skipped
+        self.page_count = max(self.page_count, len(job.pages))
+        self._restore()
+        logger.warning("linkspider: job %s did not stop cleanly: resuming from its %d stored pages "
+                       "and their links", self.job, len(job.pages))
+        self.crawler.stats.set_value("linkspider/recovered_pages", len(job.pages))
+        if self.start_url not in self.stored:
+            self.seen.add(self.start_url)
+            yield self.page_request(self.start_url, found_by="start", depth=0, from_url=None)
+        for source, target in job.links:
+            depth = job.pages.get(source)
+            nxt = self.consider(target, from_url=source, found_by="link",
+                                depth=None if depth is None else depth + 1)
+            if nxt is not None:
+                yield nxt
+
+    def closed(self, reason: str) -> None:
+        """A clean stop (finished, Ctrl-C, a cap): JOBDIR's own state is whole again."""
+        marker = self._jobdir_file()
+        if marker is not None:
+            marker.with_name(RUNNING_MARKER).unlink(missing_ok=True)
 
     def page_request(self, url: str, *, found_by: str, depth: int | None, from_url: str | None,
                      priority: int = 0) -> Request:
@@ -414,7 +459,7 @@ class SiteSpider(Spider):
         self, url: str, *, from_url: str | None, found_by: str, depth: int | None, priority: int = 0
     ) -> Request | SkipRecord | None:
         """A request for ``url`` (canonical), a skip record, or None (seen, or another site)."""
-        if url in self.seen or url in self.skipped_seen:
+        if url in self.seen or url in self.skipped_seen or url in self.stored:
             return None
         if not in_scope(url, self.start_url, self.scope):
             if self.scope == "path" and same_origin(url, self.start_url):
@@ -430,6 +475,8 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("linkspider/depth_limit")
             return None  # not marked seen: a shorter path may still reach it
         self.seen.add(url)
+        if from_url is not None:
+            self.repeating.spawned(from_url, url)
         return self.page_request(url, found_by=found_by, depth=depth, from_url=from_url, priority=priority)
 
     def skip_once(
