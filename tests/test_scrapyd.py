@@ -35,7 +35,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory):
     with scrapyd_server(folder / "server") as url:
         done = deploy(copy_project(folder / "project"), url)
         assert done.returncode == 0, done.stderr + done.stdout
-        assert '"status": "ok"' in done.stdout and '"spiders": 1' in done.stdout, done.stdout
+        assert '"status": "ok"' in done.stdout and '"spiders": 2' in done.stdout, done.stdout
         yield url, folder
 
 
