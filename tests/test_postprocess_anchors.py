@@ -225,6 +225,12 @@ def test_a_code_name_must_be_spelled_as_the_links_spell_it():
         (Block("paragraph", "Use sites framework settings.", code=((4, 19),)), "sites framework"),
 
         (Block("paragraph", "Use sites framework settings.", code=((4, 29),)), ""),  # part of a code name
+        # a run-in label (a bold "Sites framework." opening a list item) or a bare list of names
+        # is a heading in disguise, not running text
+        (Block("list_item", "Sites framework. One database, several sites."), ""),
+        (Block("list_item", "Sites framework: one database, several sites."), ""),
+        (Block("paragraph", "Flatpages, redirects, sites framework."), ""),
+        (Block("list_item", "The sites framework. It serves several sites."), "sites framework"),
     ],
 )
 def test_anchors_stand_only_where_a_link_can_go(block, anchor):

@@ -47,6 +47,9 @@ WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+#: A run-in label ends at a colon; a bare list of names is split at commas, semicolons, and, or.
+LIST_SEPARATORS = re.compile(r"[,;:]|\s(?:and|or)\s")
+MAX_LIST_ITEM_WORDS = 3
 MAX_WORDS = 6
 MIN_COMMONNESS = 0.5  # an anchor text names a target when at least this share of its uses point there
 #: ... and when at least this many links use it: one page's wording is one editor's choice, not the site's
@@ -262,6 +265,15 @@ def part_of_identifier(text: str, start: int, end: int) -> bool:
     if after in ".-'" and end + 1 < len(text) and text[end + 1].isalnum():
         return True
     return before in ".-" and start > 1 and text[start - 2].isalnum()
+
+
+def only_names(sentence: str, phrase: str) -> bool:
+    """Whether ``sentence`` is no running text around ``phrase`` but a label or a bare list of
+    names: the phrase alone ("Moka pot." opening a list item in bold), or short items separated
+    by commas ("French press, AeroPress, cold brew.")."""
+    items = [" ".join(item.split()) for item in LIST_SEPARATORS.split(sentence.strip().rstrip(".!?:;"))]
+    return (phrase.lower() in (item.lower() for item in items)
+            and all(len(item.split()) <= MAX_LIST_ITEM_WORDS for item in items))
 
 
 def context_of(text: str, bounds: Sequence[int], start: int, end: int, limit: int = CONTEXT_CHARS) -> str:
@@ -526,10 +538,13 @@ class AnchorFinder:
             if (phrase.lower() in src.used_phrases or _overlaps(span, src.blocked)
                     or _overlaps(span, src.used)):
                 continue
+            context = context_of(src.text, src.bounds, *span)
+            if only_names(context, phrase):
+                continue
             src.used.append(span)
             src.used_phrases.add(phrase.lower())
             s.anchor, s.anchor_type = phrase, "text"
-            s.context = context_of(src.text, src.bounds, *span)
+            s.context = context
             s.evidence = name.evidence
             s.passage = src.block_text[i]
             content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
