@@ -298,6 +298,7 @@ def stage_report(s: Session) -> None:
         s.decisions = DecisionStore(decisions_path(s.args), create=False).counts()
     if s.decisions is not None:
         figures["decisions"] = s.decisions
+    figures["crawl"] = str(Path(s.args.crawl).resolve())  # apply's default for "edited since the crawl"
     report.write_html(s.out, crawl, s.rows, figures, analysis)
     s.timings["report"] = time.perf_counter() - started
     figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}

@@ -124,11 +124,12 @@ def test_read_review_apply_recrawl_and_undo(tmp_path: Path) -> None:
         ids = post_ids(site)
         sources = {source for source, _ in approved}
         before = {url: site.raw_content(ids[url]) for url in sources}
-        dry = command("-m", "postprocess", "apply", "--wordpress", site.url, "--db", str(db), env=credentials)
+        apply = ("-m", "postprocess", "apply", "--wordpress", site.url, "--out", str(out))
+        dry = command(*apply, env=credentials)
         assert "dry run: 3 links" in dry and "+++" in dry
         assert {url: site.raw_content(ids[url]) for url in sources} == before  # a dry run writes nothing
 
-        written = command("-m", "postprocess", "apply", "--wordpress", site.url, "--db", str(db), "--write",
+        written = command("-m", "postprocess", "apply", "--wordpress", site.url, "--out", str(out), "--write",
                           "--delay", "0", env=credentials)
         assert "3 links written" in written, written
         run_id = written.split("apply run ", 1)[1].split(":", 1)[0]
@@ -154,11 +155,11 @@ def test_read_review_apply_recrawl_and_undo(tmp_path: Path) -> None:
         summary = json.loads((out / "summary.json").read_text())
         assert summary["decisions"]["live"] == 3 and summary["decisions"]["rejected"] == 2
 
-        again = command("-m", "postprocess", "apply", "--wordpress", site.url, "--db", str(db), "--write",
+        again = command("-m", "postprocess", "apply", "--wordpress", site.url, "--out", str(out), "--write",
                         "--delay", "0", env=credentials)
         assert "no approved rows" in again or "nothing written" in again, again
         assert "apply run" not in again
 
-        command("-m", "postprocess", "apply", "--wordpress", site.url, "--db", str(db), "--undo", run_id,
+        command("-m", "postprocess", "apply", "--wordpress", site.url, "--out", str(out), "--undo", run_id,
                 env=credentials)
         assert {url: site.raw_content(ids[url]) for url in sources} == before

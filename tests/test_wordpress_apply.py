@@ -280,6 +280,13 @@ def test_a_post_edited_since_the_crawl_is_skipped(env: WordPressSite, tmp_path: 
     store = DecisionStore(db)
     store.decide(edited_url, target_url, "approved", anchor="banneton")
     store.decide(kept_url, target_url, "approved", anchor="banneton")
+    # Without --crawl, the crawl the run in --out read (its summary.json) is the one checked.
+    run_out = tmp_path / "out"
+    run_out.mkdir()
+    (run_out / "summary.json").write_text(json.dumps({"crawl": str(crawl)}))
+    code, out, err = apply(site.url, db, "--out", str(run_out), capsys=capsys)
+    assert code == 0, err
+    assert "post edited since the crawl" in out and "dry run: 1 links in 1 posts" in out
     code, out, err = apply(site.url, db, "--write", "--crawl", str(crawl), capsys=capsys)
     assert code == 0, err
     assert ("post edited since the crawl (modified 2020-01-01T00:00:00 UTC, fetched 2019-06-01T00:00:00 UTC)"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import time
 from collections.abc import Iterable
@@ -41,6 +42,15 @@ ENV_PASSWORD = "LINKSPIDER_WP_APP_PASSWORD"
 SLUG_BATCH = 50
 
 
+def recorded_crawl(out: Path) -> str | None:
+    """The crawl folder the run in ``out`` read (summary.json's ``crawl``), when it still exists."""
+    try:
+        crawl = json.loads((out / "summary.json").read_text(encoding="utf-8")).get("crawl")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return crawl if isinstance(crawl, str) and Path(crawl).is_dir() else None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wordpress", metavar="URL", help="the WordPress site (its home page URL)")
     parser.add_argument("--out", default="data/out", help="output directory (default %(default)s)")
@@ -54,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", action="store_true", help="list the apply runs and exit")
     parser.add_argument("--crawl", default=None, metavar="DIR",
                         help="the crawl the suggestions came from: skip posts edited in WordPress after it "
-                             "fetched them (default: no such check; a changed anchor is still caught)")
+                             "fetched them (default: the crawl --out's summary.json names, when it is there)")
     parser.add_argument("--delay", type=float, default=1.0,
                         help="seconds between two post updates (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0,
@@ -318,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
     if not decisions:
         print(f"no approved rows in {db}: nothing to apply")
         return 0
-    fetched = fetch_times(args.crawl) if args.crawl else None
+    crawl = args.crawl or recorded_crawl(Path(args.out))
+    fetched = fetch_times(crawl) if crawl else None
     wp = connect(args.wordpress, user, password, args.timeout)
     tally = apply(wp, decisions, log, write=args.write, delay=args.delay, fetched=fetched)
     counts = f"{tally.skipped} skipped, {tally.failed} failed"
