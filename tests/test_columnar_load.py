@@ -72,7 +72,13 @@ def test_link_table_stands_in_for_a_list_of_links(tmp_path):
     assert table.pairs(content_only=True) == {(k.source_url, k.target_url) for k in as_list
                                               if k.position == "content"}
     assert inbound_counts(crawl) == inbound_counts(type(crawl)(crawl.pages, as_list))
-    assert table.linked_from()[ESPRESSO] == {POUR_OVER, ESPRESSO}
+    assert table.linked_from()[ESPRESSO] == {POUR_OVER, ESPRESSO} == table.by_source()[ESPRESSO]
+    assert table.by_source().get(url("no-such-page")) is None
+    pairs = table.pair_set()
+    assert set(pairs) == table.pairs() and len(pairs) == len(table.pairs())
+    every = [p.url for p in crawl.pages]
+    assert all(((a, b) in pairs) == ((a, b) in table.pairs()) for a in every for b in every)
+    assert (ESPRESSO, POUR_OVER) in pairs and ("a", "b") not in pairs
     hidden = {(ESPRESSO, POUR_OVER), (COMPOST, "not a page")}
     assert list(table.without(hidden)) == [k for k in as_list if (k.source_url, k.target_url) not in hidden]
     assert list(links_table(as_list)) == as_list and links_table(table) is table

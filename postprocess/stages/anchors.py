@@ -31,14 +31,14 @@ import functools
 import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
 from postprocess.stages.candidates import Suggestion
-from postprocess.stages.links import LinkTable, content_uses
+from postprocess.stages.links import LinkTable, TargetsBySource, content_uses
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.titles import clean_title, site_title_parts
@@ -386,10 +386,11 @@ class AnchorFinder:
 
     def _index_links(self, links: Sequence[Link]) -> None:
         """What the existing links say: which pages each source links, and the names links give targets."""
-        self.linked: dict[str, set[str]] = defaultdict(set)
+        self.linked: Mapping[str, set[str]] | TargetsBySource
         if isinstance(links, LinkTable):
-            self.linked.update(links.linked_from())
+            self.linked = links.by_source()
         else:
+            self.linked = defaultdict(set)
             for link in links:
                 self.linked[link.source_url].add(link.target_url)
         uses, per_target = anchor_counts(links)

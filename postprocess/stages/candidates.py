@@ -10,14 +10,14 @@ source has fewer than ``per_source`` and the target fewer than ``per_target``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
-from postprocess.stages.links import linked_pairs
+from postprocess.stages.links import linked_pairs, pair_set
 from postprocess.stages.load import Crawl, Link, Page
 
 
@@ -70,7 +70,7 @@ def source_exclusion(page: Page, options: Options) -> str | None:
     return None
 
 
-def pair_rejection(source: Page, target: Page, similarity: float, linked: set[tuple[str, str]],
+def pair_rejection(source: Page, target: Page, similarity: float, linked: Container[tuple[str, str]],
                    options: Options, score: float | None = None) -> str | None:
     """Why a pair is not suggested, or None; ``near_duplicate`` pairs go to cannibalisation.
 
@@ -114,7 +114,7 @@ def sort_key(s: Suggestion) -> tuple[float, str, str]:
 
 
 def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: str, similarity: float,
-                      linked: set[tuple[str, str]]) -> None:
+                      linked: Container[tuple[str, str]]) -> None:
     """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
     first, second = sorted((a, b))
     if (first, second) not in duplicates:
@@ -138,8 +138,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     """
     held_back = held_back or {}
     pages = {p.url: p for p in crawl.pages}
-    linked = existing_links(crawl.links, options.content_links_only)
-    all_linked = existing_links(crawl.links) if options.content_links_only else linked
+    linked = pair_set(crawl.links, options.content_links_only)
+    all_linked = pair_set(crawl.links) if options.content_links_only else linked
     context = scoring.ScoringContext(crawl=crawl, options=options,
                                      reference=scoring.crawl_reference_date(crawl),
                                      evidence=evidence or scoring.Evidence(crawl, embeddings,

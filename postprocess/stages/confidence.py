@@ -28,7 +28,7 @@ import numpy as np
 from linkspider.items import PROSE_KINDS
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
-from postprocess.stages.links import linked_pairs, links_table
+from postprocess.stages.links import links_table, pair_set
 from postprocess.stages.load import Crawl, resolve
 
 #: Score parts and anchor features the model reads (missing ones count 0).
@@ -134,7 +134,7 @@ def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
     """(source, target) pairs the editors linked in running text (a link in a prose block of a content
     page, not a template's "more posts" list), between pages that may give and receive suggestions."""
     pages = {p.url: p for p in crawl.pages}
-    linked = linked_pairs(crawl.links)
+    linked = pair_set(crawl.links)
     pairs = set()
     for source in crawl.pages:
         if source.kind != "content":

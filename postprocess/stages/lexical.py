@@ -135,7 +135,7 @@ class LexicalIndex:
         return rows, sims
 
     def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20, widen: int = 4,
-                               block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+                               block: int = 256) -> tuple[np.ndarray, np.ndarray]:
         """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
         (truncated SVD) go into an Annoy index; each page's ``widen`` × ``k`` nearest there are
         re-scored with the exact TF-IDF cosine and the best ``k`` kept."""
@@ -320,10 +320,12 @@ class SiteEvidence:
         return evidence
 
     def mentions(self, source: int) -> dict[int, Mention]:
-        """Targets named in the source's text (cached per source)."""
+        """Targets named in the source's text (the last source's are kept: the ranking asks for one
+        source's pairs at a time, and a cache of every source's would hold them all)."""
         found = self._mentions.get(source)
         if found is None:
-            found = self._mentions[source] = self.names.mentions(source)
+            self._mentions = {source: self.names.mentions(source)}
+            found = self._mentions[source]
         return found
 
     def candidates(self, source: int) -> list[int]:

@@ -129,6 +129,14 @@ class LinkTable(Sequence[Link]):
         urls = self.urls
         return Counter({urls[t]: c for t, c in zip(targets.tolist(), counts.tolist(), strict=True)})
 
+    def pair_set(self, content_only: bool = False) -> PairSet:
+        """``pairs`` as sorted integer keys: ``(source, target) in`` it, at 8 bytes a pair."""
+        return PairSet(self, np.unique(self.pair_keys(self.content() if content_only else None)))
+
+    def by_source(self) -> TargetsBySource:
+        """Source URL → the set of URLs it links, made when asked (``linked_from`` without the sets)."""
+        return TargetsBySource(self)
+
     def linked_from(self) -> dict[str, set[str]]:
         """Source URL → the URLs it links."""
         keys = np.unique(self.pair_keys())
@@ -181,6 +189,59 @@ class LinkTable(Sequence[Link]):
 def links_table(links: Sequence[Link]) -> LinkTable:
     """``links`` as a table (itself when it is one)."""
     return links if isinstance(links, LinkTable) else LinkTable.from_links(links)
+
+
+class PairSet:
+    """(source URL, target URL) pairs of a ``LinkTable`` as sorted int64 keys (``in``, ``len``, iteration)."""
+
+    def __init__(self, table: LinkTable, keys: np.ndarray) -> None:
+        self.ids, self.urls, self.keys = table.ids, table.urls, keys
+        self._n = len(table.urls)
+
+    def __contains__(self, pair: object) -> bool:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            return False
+        i, j = self.ids.get(pair[0]), self.ids.get(pair[1])
+        if i is None or j is None:
+            return False
+        key = i * self._n + j
+        at = int(np.searchsorted(self.keys, key))
+        return at < len(self.keys) and int(self.keys[at]) == key
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        n, urls = self._n, self.urls
+        return ((urls[k // n], urls[k % n]) for k in self.keys.tolist())
+
+
+class TargetsBySource:
+    """Source URL → the set of URLs it links, from a ``LinkTable`` sorted by source (CSR), a set made
+    only for the source asked for."""
+
+    def __init__(self, table: LinkTable) -> None:
+        order = np.argsort(table.source, kind="stable")
+        self.targets = table.target[order]
+        self.indptr = np.searchsorted(table.source[order], np.arange(len(table.urls) + 1))
+        self.ids, self.urls = table.ids, table.urls
+
+    def get(self, source: str, default: set[str] | None = None) -> set[str] | None:
+        i = self.ids.get(source)
+        if i is None or self.indptr[i] == self.indptr[i + 1]:
+            return default
+        urls = self.urls
+        return {urls[t] for t in self.targets[self.indptr[i]:self.indptr[i + 1]].tolist()}
+
+    def __getitem__(self, source: str) -> set[str]:
+        return self.get(source) or set()
+
+
+def pair_set(links: Sequence[Link], content_only: bool = False) -> PairSet | set[tuple[str, str]]:
+    """What ``linked_pairs`` holds, as a ``PairSet`` for a ``LinkTable``: for ``in`` tests."""
+    if isinstance(links, LinkTable):
+        return links.pair_set(content_only)
+    return linked_pairs(links, content_only)
 
 
 def content_uses(links: Sequence[Link]) -> Iterator[tuple[str, str, str]]:
