@@ -82,3 +82,13 @@ def test_link_table_stands_in_for_a_list_of_links(tmp_path):
     hidden = {(ESPRESSO, POUR_OVER), (COMPOST, "not a page")}
     assert list(table.without(hidden)) == [k for k in as_list if (k.source_url, k.target_url) not in hidden]
     assert list(links_table(as_list)) == as_list and links_table(table) is table
+
+
+def test_blocks_stay_in_arrow_until_a_page_is_read(tmp_path):
+    crawl = load_crawl(_multi_part(tmp_path))
+    page = next(p for p in crawl.pages if p.url == ESPRESSO)
+    assert isinstance(page.blocks, load.StoredBlocks)
+    made = tuple(page.blocks)
+    assert made and all(isinstance(b, load.Block) for b in made)
+    assert page.blocks == made and len(page.blocks) == len(made) and page.blocks[0] == made[0]
+    assert hash(page) == hash(load.Page(**{f: getattr(page, f) for f in page.__dataclass_fields__}))

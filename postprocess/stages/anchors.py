@@ -355,13 +355,13 @@ class AnchorFinder:
         self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
         self.proper = proper_nouns(p.text for p in crawl.pages)
-        content = [p for p in crawl.pages if p.kind == "content"]
-        self.content_pages = max(1, len(content))
+        self.content_pages = max(1, sum(1 for p in crawl.pages if p.kind == "content"))
         self.word_pages: Counter[str] = Counter()
-        for p in content:
-            self.word_pages.update({w for b in p.blocks if b.kind in PROSE_KINDS for w in words(b.text)})
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
-        for page in crawl.pages:
+        for page in crawl.pages:  # one pass: the loader makes a page's blocks when they are read
+            if page.kind == "content":
+                prose = (b.text for b in page.blocks if b.kind in PROSE_KINDS)
+                self.word_pages.update({w for text in prose for w in words(text)})
             for key in defined_names(page):
                 definers[key].add(page.url)
         self.terms: dict[str, list[tuple[str, ...]]] = defaultdict(list)

@@ -8,6 +8,7 @@ written by another version fails with one line saying what to do.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -68,7 +69,64 @@ class Page:
     fetched_at: datetime = _EPOCH
     job: str | None = None
     kind: str = "content"  # content | listing | navigation | code | other
-    blocks: tuple[Block, ...] = ()
+    blocks: Sequence[Block] = ()  # a tuple, or the loader's StoredBlocks (made into Blocks when read)
+
+
+class BlockStore:
+    """Every page's blocks as Arrow list arrays (a third of their size as Python objects); a page's
+    ``Block`` objects are made when it is read, the last page's kept."""
+
+    def __init__(self) -> None:
+        self.chunks: list[pa.Array] = []
+        self.starts: list[int] = []
+        self.size = 0
+        self._last: tuple[int, tuple[Block, ...]] = (-1, ())
+
+    def add(self, column: pa.Array) -> int:
+        """Keep a batch's blocks column; the number of its first row."""
+        first = self.size
+        self.chunks.append(column)
+        self.starts.append(first)
+        self.size += len(column)
+        return first
+
+    def blocks(self, row: int) -> tuple[Block, ...]:
+        if self._last[0] != row:
+            chunk = bisect.bisect_right(self.starts, row) - 1
+            self._last = (row, _blocks(self.chunks[chunk][row - self.starts[chunk]].as_py()))
+        return self._last[1]
+
+
+class StoredBlocks(Sequence):
+    """One page's blocks in a ``BlockStore``: a sequence of ``Block`` equal to the tuple it stands for."""
+
+    __slots__ = ("_row", "_store")
+
+    def __init__(self, store: BlockStore, row: int) -> None:
+        self._store, self._row = store, row
+
+    def _tuple(self) -> tuple[Block, ...]:
+        return self._store.blocks(self._row)
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - as tuple's
+        return self._tuple()[i]
+
+    def __len__(self) -> int:
+        return len(self._tuple())
+
+    def __iter__(self) -> Iterator[Block]:
+        return iter(self._tuple())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredBlocks | tuple | list):
+            return self._tuple() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._tuple())
+
+    def __repr__(self) -> str:
+        return repr(self._tuple())
 
 
 @dataclass(frozen=True)
@@ -239,7 +297,7 @@ def newest_links(rows: Iterable[dict]) -> list[dict]:
     return [r for r in rows if _when(r.get("fetched_at")) == latest[r["source_url"]]]
 
 
-def _page(row: dict) -> Page:
+def _page(row: dict, blocks: Sequence[Block] | None = None) -> Page:
     return Page(
         url=row["url"],
         title=row.get("title") or "",
@@ -259,7 +317,7 @@ def _page(row: dict) -> Page:
         fetched_at=_when(row.get("fetched_at")),
         job=row.get("job"),
         kind=row.get("kind") or "content",
-        blocks=_blocks(row.get("blocks")),
+        blocks=_blocks(row.get("blocks")) if blocks is None else blocks,
     )
 
 
@@ -382,6 +440,7 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
     for url, (number, row) in keep.items():
         by_part[number][row] = url
     pages: list[Page] = []
+    store = BlockStore()
     for number, rows in sorted(by_part.items()):
         path, present = parts[number]
         file = pq.ParquetFile(path)
@@ -392,7 +451,10 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
                 batch = batch.filter(pc.equal(batch["job"], job))
             wanted = [i for i in range(batch.num_rows) if offset + i in rows]
             if wanted:
-                pages.extend(_page(row) for row in batch.take(pa.array(wanted)).to_pylist())
+                taken = batch.take(pa.array(wanted))
+                first = store.add(taken.column("blocks"))
+                rows_of = taken.drop_columns(["blocks"]).to_pylist()
+                pages.extend(_page(row, StoredBlocks(store, first + i)) for i, row in enumerate(rows_of))
             offset += batch.num_rows
     pages.sort(key=lambda p: p.url)
     return pages
@@ -473,6 +535,7 @@ def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | No
     aliases = _drop_realiased(keep, when, skip_rows)
     pages = _page_objects(keep, parts, job)
     links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad)
+    pa.default_memory_pool().release_unused()  # the batches' buffers, back to the system
     return Crawl(pages=pages, links=links, aliases=aliases, directory=str(directory))
 
 
