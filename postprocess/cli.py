@@ -110,6 +110,7 @@ class Session:
     cannibal: object = None
     rejected: object = None
     confidence: object = None
+    evidence: object = None  # rank's lexical evidence, reused by the confidence folds of the same run
     decisions: dict[str, object] | None = None
 
     def timed(self, name: str, fn: Callable[[], object]) -> object:
@@ -225,12 +226,15 @@ def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
     from postprocess.apps.report import write_cannibalisation, write_parquet
     from postprocess.pipeline import candidate_pool
+    from postprocess.stages.scoring import Evidence
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
     held_back = held_back_pairs(s)
+    s.evidence = s.timed("rank", lambda: Evidence(crawl, s.embeddings, s.options.neighbours))
     s.rows, s.cannibal, s.rejected = s.timed(
-        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, held_back=held_back))
+        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
+                                       held_back=held_back))
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
 
@@ -266,7 +270,8 @@ def stage_anchors(s: Session) -> None:
     rows = s.timed("anchors",
                    lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder))
     model = s.timed("confidence",
-                    lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder))
+                    lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
+                                             s.evidence))
     s.rows = queue(rows, model, s.options, s.rejected)
     s.confidence = model
     passages.save()
