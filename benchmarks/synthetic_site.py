@@ -271,9 +271,10 @@ def _rows(site: SyntheticSite, numbers: range, job: str) -> tuple[pa.Table, pa.T
                "thin": page.thin, "depth": 1 + number % 4, "found_by": "link",
                "content_hash": hashlib.sha1(page.text.encode()).hexdigest(), "kind": page.kind,
                "blocks": page.blocks, "fetched_at": fetched, "job": job,
-               "etag": '"' + hashlib.sha1(page.text.encode()).hexdigest()[:16] + '"', "last_modified": None}
+               "etag": '"' + hashlib.sha1(page.text.encode()).hexdigest()[:16] + '"', "last_modified": None,
+               "rendered": False}
         for name in pages:
-            pages[name].append(row[name])
+            pages[name].append(row.get(name))  # a column the schema gained since: null
         for target, anchor, position in page.links:
             links["source_url"].append(page.url)
             links["target_url"].append(target)
