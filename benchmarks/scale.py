@@ -89,6 +89,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--no-texts-per-second", action="store_true")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="keep each size's output folder, run the warm run only (its cache must be full)")
     parser.add_argument("--only-checks", action="store_true",
                         help="skip the runs: Annoy recall and texts/s on the first size's existing output")
     args, extra = parser.parse_known_args()
@@ -102,15 +104,19 @@ def main() -> int:
             write_crawl(size, crawl)
             print(f"generated {size:,} pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         out = args.work / f"out-{size}"
-        if out.exists():
-            shutil.rmtree(out)
-        cold = run(crawl, out, extra)
-        warm = run(crawl, out, extra)
-        results.append({"pages": size, "cold": cold, "warm": warm})
+        if args.warm_only and out.is_dir():
+            results.append({"pages": size, "warm": run(crawl, out, extra)})
+        else:
+            if out.exists():
+                shutil.rmtree(out)
+            cold = run(crawl, out, extra)
+            warm = run(crawl, out, extra)
+            results.append({"pages": size, "cold": cold, "warm": warm})
         print(json.dumps(results[-1]), file=sys.stderr)
     report: dict = {"runs": results}
     first = args.work / f"out-{args.sizes[0]}"
-    report["annoy_recall_at_10"] = annoy_recall(first, args.queries)
+    if args.queries:
+        report["annoy_recall_at_10"] = annoy_recall(first, args.queries)
     if not args.no_texts_per_second:
         report["transformer"] = texts_per_second(args.work / f"crawl-{args.sizes[0]}")
     base = results[0]["warm"]["seconds"] / results[0]["pages"] if results else 0
