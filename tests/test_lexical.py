@@ -118,3 +118,20 @@ def test_approximate_neighbours_find_what_the_exact_search_finds() -> None:
     assert found / exact_rows.size >= 0.9
     same = rows == exact_rows
     assert np.allclose(sims[same], exact_sims[same], atol=1e-5)
+
+
+def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:
+    site = name_index()
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
+    texts = ["Pull a shot. A burr grinder matters. Our equipment page.",
+             "Read the espresso guide before you buy equipment.", "pour over needs a kettle", "home"]
+    fold_uses = [(3, 0, "espresso guide"), (0, 1, "equipment")]  # some links hidden: fewer names
+    fold = NameIndex(titles, fold_uses, texts, base=site)
+    scanned = NameIndex(titles, fold_uses, texts)
+    assert fold.page_names == scanned.page_names
+    assert [list(c) for c in fold.page_names] == [list(c) for c in scanned.page_names]  # same order
+    assert fold.keyphraseness == scanned.keyphraseness
+    assert all(fold.mentions(s) == scanned.mentions(s) for s in range(4))
+    # a name the site index does not have: the texts are scanned
+    other = NameIndex(titles, [(1, 2, "kettle")], texts, base=site)
+    assert ("kettle",) in other.page_names[2]

@@ -208,9 +208,12 @@ class NameIndex:
         titles: Sequence[tuple[str, str]],
         anchor_uses: Iterable[tuple[int, int, str]],
         texts: Sequence[str],
-        lines: Sequence[str] | None = None,
+        lines: Iterable[str] | None = None,
+        base: NameIndex | None = None,
     ) -> None:
-        """``lines``: ``token_line`` of each text, when the caller keeps them (made here otherwise)."""
+        """``lines``: ``token_line`` of each text, when the caller has them (made here otherwise).
+        ``base``: an index of the same texts (the site's, when this is a confidence fold's): when
+        its names include all of these, its counts are filtered instead of scanning the texts again."""
         self.by_words: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
         # Anchor names: commonness = share of the anchor's uses that point to this target.
         use_count: Counter[tuple[str, ...]] = Counter()
@@ -252,8 +255,14 @@ class NameIndex:
         if len(self._matcher):
             self._matcher.make_automaton()
         # Keyphraseness: share of the pages mentioning a name that link it.
-        lines = lines if lines is not None else [token_line(text) for text in texts]
-        self.page_names: list[Counter[tuple[str, ...]]] = [self._names_in(line) for line in lines]
+        if base is not None and all(words in base.by_words for words in self.by_words):
+            # Every occurrence of every name is counted (overlapping ones too), so a page's counts
+            # of fewer names are its counts of more names, filtered (in the same first-seen order).
+            self.page_names = [Counter({w: n for w, n in names.items() if w in self.by_words})
+                               for names in base.page_names]
+        else:
+            lines = lines if lines is not None else (token_line(text) for text in texts)
+            self.page_names = [self._names_in(line) for line in lines]
         mentioned: Counter[tuple[str, ...]] = Counter()
         for found in self.page_names:
             mentioned.update(found.keys())
@@ -307,15 +316,15 @@ class SiteEvidence:
         self.row = {url: i for i, url in enumerate(self.urls)}
         self.lexical = LexicalIndex(documents)
         self.lexical_rows, self.lexical_sims = self.lexical.neighbours(max(1, neighbours))
-        self._titles, self._lines = titles, [token_line(text) for text in texts]
-        self.names = NameIndex(titles, anchor_uses, texts, self._lines)
+        self._titles, self._texts = titles, list(texts)  # the pages' own strings, not copies
+        self.names = NameIndex(titles, anchor_uses, self._texts)
         self._mentions: dict[int, dict[int, Mention]] = {}
 
     def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:
         """The same pages with other links (confidence folds, evaluation): the TF-IDF index and
         its neighbours depend on the pages alone and are kept; the names are made again."""
         evidence = copy.copy(self)
-        evidence.names = NameIndex(self._titles, anchor_uses, (), self._lines)
+        evidence.names = NameIndex(self._titles, anchor_uses, self._texts, base=self.names)
         evidence._mentions = {}
         return evidence
 
