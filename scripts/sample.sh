@@ -61,4 +61,5 @@ echo "sample: done."
 echo "  crawl (Parquet):   $crawl_dir/{pages,links,skipped}/"
 echo "  review queue:      $out_dir/suggestions.csv"
 echo "  report:            $out_dir/report.html"
+echo "  review it:         python3 -m postprocess serve --out $out_dir   (then open http://127.0.0.1:8000/review)"
 ls -1 "$out_dir" | sed 's/^/    /'
