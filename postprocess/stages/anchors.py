@@ -368,12 +368,10 @@ class AnchorFinder:
         for key, urls in definers.items():
             if len(urls) == 1:  # defined on one page only: the name is that page's
                 self.terms[next(iter(urls))].append(key)
-        carriers: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        # how many pages carry each part of a name (a page counted once: page URLs are unique)
+        self.name_pages: Counter[tuple[str, ...]] = Counter()
         for page in crawl.pages:
-            for key, _ in self._page_names(page):
-                for part in _sub_phrases(key):
-                    carriers[part].add(page.url)
-        self.name_pages = {part: len(urls) for part, urls in carriers.items()}
+            self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
         self._index_links(crawl.links)
 
     def with_links(self, crawl: Crawl) -> AnchorFinder:
