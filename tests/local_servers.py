@@ -45,7 +45,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_for(check, what: str, timeout: float, log: Path | None = None) -> None:
+def wait_for(check, what: str, timeout: float, log: Path | None = None) -> None:
+    """Poll ``check`` until it is true; after ``timeout`` seconds, fail with the tail of ``log``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
@@ -107,7 +108,7 @@ def redis_server(folder: Path) -> Iterator[str]:
             except OSError:
                 return False
 
-        _wait_for(answers, "redis-server", 10.0, log)
+        wait_for(answers, "redis-server", 10.0, log)
         yield f"redis://{HOST}:{port}/0"
     finally:
         _stop(pidfile)
@@ -161,7 +162,7 @@ def scrapyd_server(folder: Path, extra_conf: str = "") -> Iterator[str]:
             except OSError:
                 return False
 
-        _wait_for(answers, "scrapyd", 30.0, log)
+        wait_for(answers, "scrapyd", 30.0, log)
         yield url
     finally:
         _stop(pidfile, child=process)

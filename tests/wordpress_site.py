@@ -40,7 +40,10 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-HOST = "127.0.0.1"
+try:  # pytest puts tests/ on the path; ``python -m tests.wordpress_site`` runs from the root
+    from local_servers import HOST, free_port, wait_for
+except ImportError:  # pragma: no cover - the command-line use
+    from tests.local_servers import HOST, free_port, wait_for
 WP_ROOT = Path("/usr/share/wordpress")
 THEMES = WP_ROOT / "wp-content" / "themes"
 CONFIG_DIR = Path("/etc/wordpress")
@@ -77,23 +80,6 @@ def missing() -> str | None:
     if not os.access(CONFIG_DIR, os.W_OK):
         return f"{CONFIG_DIR} is not writable (each test site puts its config stub there: run as root)"
     return None
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def _wait_for(check, what: str, timeout: float, log: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
-    raise RuntimeError(f"{what} did not start within {timeout:g} s\n{tail}")
 
 
 def _stop(process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
@@ -240,7 +226,7 @@ def _mariadb(folder: Path, port: int, password: str) -> Iterator[None]:
                                       capture_output=True, check=False)
                 return done.returncode == 0
 
-            _wait_for(answers, "mariadbd", 60.0, log)
+            wait_for(answers, "mariadbd", 60.0, log)
             sql = (f"CREATE DATABASE wordpress CHARACTER SET utf8mb4; "
                    f"CREATE USER 'wordpress'@'{HOST}' IDENTIFIED BY '{password}'; "
                    f"GRANT ALL ON wordpress.* TO 'wordpress'@'{HOST}';")
@@ -386,7 +372,7 @@ def _php_server(folder: Path, port: int) -> Iterator[None]:
             except OSError:
                 return False
 
-        _wait_for(answers, "php -S", 30.0, log)
+        wait_for(answers, "php -S", 30.0, log)
         yield
     finally:
         _stop(process)
@@ -573,7 +559,7 @@ def _wait_for_http(url: str, timeout: float = 30.0) -> None:
         except (urllib.error.URLError, OSError):
             return False
 
-    _wait_for(answers, f"WordPress at {url}", timeout)
+    wait_for(answers, f"WordPress at {url}", timeout)
 
 
 @contextmanager

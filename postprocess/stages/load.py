@@ -181,13 +181,20 @@ def _read_part(path: Path, table: str, required: tuple[str, ...], optional: tupl
     """One part file's columns, checked against the crawl contract (InputError); an unreadable
     file raises what pyarrow raises."""
     schema = pq.read_schema(path)
+    return pq.read_table(path, columns=_checked_columns(path, schema, table, required, optional))
+
+
+def _checked_columns(path: Path, schema: pa.Schema, table: str, required: tuple[str, ...],
+                     optional: tuple[str, ...]) -> list[str]:
+    """The part's columns of ``required`` + ``optional``, after checking its version, that it
+    has every required column, and their types (InputError, one line)."""
     check_version(path, schema)
     missing = [c for c in required if c not in schema.names]
     if missing:
         raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
     columns = list(required) + [c for c in optional if c in schema.names]
     check_types(path, table, schema, columns)
-    return pq.read_table(path, columns=columns)
+    return columns
 
 
 def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
@@ -386,16 +393,11 @@ def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
                    columns: tuple[str, ...], job: str | None, bad: BadParts | None
                    ) -> Iterator[tuple[Path, pa.Table, list[str]]]:
     """Each readable part: (path, its ``columns`` filtered to ``job``, the columns it has of
-    ``required`` + ``optional``). The schema is checked as ``_read_part`` does."""
+    ``required`` + ``optional``), checked by ``_checked_columns``."""
     for path in files:
         try:
             schema = pq.read_schema(path)
-            check_version(path, schema)
-            missing = [c for c in required if c not in schema.names]
-            if missing:
-                raise InputError(f"{table} part {path.name} has no column '{missing[0]}'")
-            present = list(required) + [c for c in optional if c in schema.names]
-            check_types(path, table, schema, present)
+            present = _checked_columns(path, schema, table, required, optional)
             if job is not None and "job" not in schema.names:
                 raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
             wanted = [c for c in columns if c in present]
