@@ -177,13 +177,6 @@ def _rows_in(path: Path) -> int | None:
         return None
 
 
-def _read_part(path: Path, table: str, required: tuple[str, ...], optional: tuple[str, ...]) -> pa.Table:
-    """One part file's columns, checked against the crawl contract (InputError); an unreadable
-    file raises what pyarrow raises."""
-    schema = pq.read_schema(path)
-    return pq.read_table(path, columns=_checked_columns(path, schema, table, required, optional))
-
-
 def _checked_columns(path: Path, schema: pa.Schema, table: str, required: tuple[str, ...],
                      optional: tuple[str, ...]) -> list[str]:
     """The part's columns of ``required`` + ``optional``, after checking its version, that it
@@ -199,24 +192,12 @@ def _checked_columns(path: Path, schema: pa.Schema, table: str, required: tuple[
 
 def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
                 optional: tuple[str, ...], job: str | None, bad: BadParts | None = None) -> list[dict]:
-    """Rows of every part file as dicts; a missing required column is an InputError. An unreadable
-    part is an InputError naming it — or, with ``bad``, is skipped and recorded there."""
-    rows: list[dict] = []
-    for path in files:
-        try:
-            part = _read_part(path, table, required, optional)
-        except (OSError, pa.ArrowException) as exc:
-            if bad is None:
-                raise InputError(f"cannot read {path}: {exc} "
-                                 "(--skip-bad-parts reads the other parts)") from exc
-            bad.parts.append((path, _rows_in(path), _first_line(exc)))
-            continue
-        if job is not None:
-            if "job" not in part.column_names:
-                raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
-            part = part.filter(pc.equal(part["job"], job))
-        rows.extend(part.to_pylist())
-    return rows
+    """Rows of every part file as dicts (the columns it has of ``required`` + ``optional``); a
+    missing required column is an InputError. An unreadable part is an InputError naming it —
+    or, with ``bad``, is skipped and recorded there."""
+    columns = tuple(required) + tuple(optional)
+    return [row for _, part, _ in _checked_parts(files, table, required, optional, columns, job, bad)
+            for row in part.to_pylist()]
 
 
 def check_version(path: Path, schema: pa.Schema) -> None:
