@@ -33,6 +33,21 @@ def wait_until(check: Callable[[], bool], proc: subprocess.Popen[str], timeout: 
         time.sleep(0.02)
 
 
+def kill_9_when(cmd: list[str], check: Callable[[], bool]) -> None:
+    """Start the crawl ``cmd`` and SIGKILL it once ``check()`` holds (or when waiting fails)."""
+    proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
+    try:
+        wait_until(check, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def page_parts(out: Path) -> int:
+    """How many pages/ part files the crawl into ``out`` has written."""
+    return len(list((out / "pages").glob("part-*.parquet")))
+
+
 def page_requests(server: SiteServer) -> int:
     return sum(1 for path in server.requests if path.endswith("/") and "?" not in path)
 
@@ -68,12 +83,7 @@ def test_sigkill_mid_crawl_leaves_only_complete_parts(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with running(SAMPLE_SITE, delay=0.05) as server:
         cmd = scrapy_crawl_command(server.url, out, settings={**SLOW, "LINKSPIDER_FLUSH_ROWS": 3})
-        proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
-        try:
-            wait_until(lambda: len(list((out / "pages").glob("part-*.parquet"))) >= 3, proc)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_9_when(cmd, lambda: page_parts(out) >= 3)
     parts = sorted(out.glob("*/part-*.parquet"))
     assert parts
     for part in parts:
@@ -88,13 +98,7 @@ def test_the_flush_timer_writes_parts_of_a_running_crawl(tmp_path: Path) -> None
     out = tmp_path / "out"
     settings = {**SLOW, "LINKSPIDER_FLUSH_ROWS": 100_000, "LINKSPIDER_FLUSH_SECONDS": 1}
     with running(SAMPLE_SITE, delay=0.2) as server:
-        proc = subprocess.Popen(scrapy_crawl_command(server.url, out, settings=settings), cwd=REPO,
-                                stderr=subprocess.DEVNULL, text=True)
-        try:
-            wait_until(lambda: len(list((out / "pages").glob("part-*.parquet"))) >= 2, proc)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_9_when(scrapy_crawl_command(server.url, out, settings=settings), lambda: page_parts(out) >= 2)
     pages = read_table(out / "pages").num_rows
     assert 0 < pages < SITE_PAGES
 
@@ -106,12 +110,7 @@ def test_kill_9_then_the_same_command_leaves_every_page_once(tmp_path: Path) -> 
     settings = {**SLOW, "JOBDIR": jobdir, "LINKSPIDER_FLUSH_ROWS": 3}
     with running(SAMPLE_SITE, delay=0.05) as server:
         cmd = scrapy_crawl_command(server.url, out, settings=settings)
-        proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
-        try:
-            wait_until(lambda: len(list((out / "pages").glob("part-*.parquet"))) >= 3, proc)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_9_when(cmd, lambda: page_parts(out) >= 3)
         second = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert second.returncode == 0, second.stderr[-2000:]
     for part in out.glob("*/part-*.parquet"):
@@ -148,12 +147,7 @@ def test_kill_9_after_the_dupefilter_wrote_fingerprints_loses_no_page(tmp_path: 
                 "LINKSPIDER_FLUSH_ROWS": 40, "LINKSPIDER_FLUSH_SECONDS": 0, "LINKSPIDER_SITEMAPS": False}
     with running(tmp_path / "site", delay=0.01) as server:
         cmd = scrapy_crawl_command(server.url, out, settings=settings)
-        proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.DEVNULL, text=True)
-        try:
-            wait_until(lambda: page_requests(server) >= 350, proc)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+        kill_9_when(cmd, lambda: page_requests(server) >= 350)
         assert (jobdir / "requests.seen").stat().st_size > 0  # fingerprints reached the disk
         stored_before = len(read_table(out / "pages").to_pylist())
         assert 0 < stored_before < pages
