@@ -297,11 +297,7 @@ def stage_report(s: Session) -> None:
     figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence, analysis)
     if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
         figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
-    if s.decisions is None and decisions_path(s.args).exists():
-        from postprocess.decisions.store import DecisionStore
-
-        s.decisions = DecisionStore(decisions_path(s.args), create=False).counts()
-    if s.decisions is not None:
+    if s.decisions is not None:  # rank's counts also say what it held back (the analysis has the states)
         figures["decisions"] = s.decisions
     figures["crawl"] = str(Path(s.args.crawl).resolve())  # apply's default for "edited since the crawl"
     report.write_html(s.out, crawl, s.rows, figures, analysis)
