@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from crawlkit import SITE, SITE_LINKS, later, link, write_crawl, write_site
+from test_postprocess_cli import LOW, postprocess, read_csv
 
 from postprocess.decisions.store import DB_FILE, SCHEMA_VERSION, DecisionStore, default_path
 from postprocess.errors import PREFIX, InputError
-
-REPO = Path(__file__).resolve().parents[1]
-LOW = ["--min-score", "0.2", "--min-confidence", "0"]
 
 
 def test_a_decision_is_stored_replaced_forgotten_and_kept_in_history(tmp_path):
@@ -79,15 +73,9 @@ def test_the_default_database_is_beside_the_output_folder(tmp_path):
     assert default_path(tmp_path / "runs" / "2026-11-30") == tmp_path / "runs" / DB_FILE
 
 
-def postprocess(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "postprocess", *args], cwd=REPO, env=env, text=True,
-                          capture_output=True, timeout=600)
-
-
 def queue_pairs(out: Path) -> list[tuple[str, str]]:
-    with open(out / "suggestions.csv", newline="", encoding="utf-8") as f:
-        return [(r["source_url"], r["target_url"]) for r in csv.DictReader(f)]
+    """(source, target) of each row of the run's suggestions.csv, in order."""
+    return [(r["source_url"], r["target_url"]) for r in read_csv(out / "suggestions.csv")]
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ records the approved ones as live → a second apply changes nothing → undo re
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, TEST_CRAWL_SETTINGS, run_scrapy_crawl
 from local_servers import free_port
+from test_decisions import queue_pairs
 from wordpress_site import WordPressSite, missing, wordpress_site
 
 from linkspider.parquet import read_table
@@ -46,11 +46,6 @@ def crawl_wordpress(site: WordPressSite, out: Path, *args: str) -> None:
     settings = [f"{k}={v}" for k, v in TEST_CRAWL_SETTINGS.items()]
     command("-m", "scrapy", "crawl", "wordpress", "-a", f"api={site.api}", "-a", f"out={out}", *args,
             *(arg for s in settings for arg in ("-s", s)))
-
-
-def queue(out: Path) -> list[tuple[str, str]]:
-    with open(out / "suggestions.csv", newline="", encoding="utf-8") as f:
-        return [(r["source_url"], r["target_url"]) for r in csv.DictReader(f)]
 
 
 def post_ids(site: WordPressSite) -> dict[str, int]:
@@ -112,7 +107,7 @@ def test_read_review_apply_recrawl_and_undo(tmp_path: Path) -> None:
         db = default_path(out)
         crawl_wordpress(site, crawl)
         command("-m", "postprocess", "run", "--crawl", str(crawl), "--out", str(out))
-        first = queue(out)
+        first = queue_pairs(out)
         assert len(first) >= 5, first
 
         approved, rejected = review(out, db, approve=3, reject=2)
@@ -149,7 +144,7 @@ def test_read_review_apply_recrawl_and_undo(tmp_path: Path) -> None:
         # The next run: read what changed, rank again; decided pairs stay out, approved are live.
         crawl_wordpress(site, crawl, "-a", "incremental=1")
         command("-m", "postprocess", "run", "--crawl", str(crawl), "--out", str(out))
-        second = set(queue(out))
+        second = set(queue_pairs(out))
         assert not second & (set(approved) | set(rejected))
         assert {d.pair for d in store.decisions("live")} == set(approved)
         summary = json.loads((out / "summary.json").read_text())
