@@ -35,6 +35,9 @@ class Options:
     # precision
     min_confidence: float = 0.5  # rows whose confidence (editors' link probability) is lower are dropped
     min_passage: float = 0.2  # rows whose anchor paragraph is less similar to the target are dropped
+    # plain words or a member name that the site links on fewer of the pages that use it: not queued
+    min_link_probability: float = 0.15
+    unnamed_members: bool = False  # keep a class's member (save()) in a paragraph that names no such class
     title_anchors: bool = False  # keep pairs without a qualifying phrase, with the target's title to write in
 
 
@@ -74,6 +77,11 @@ HELP: dict[str, str] = {
     "min_confidence": "rows with a lower confidence (the probability, learned from the site's own links, "
                       "that its editors would make the link) are dropped; 0 keeps every row",
     "min_passage": "rows whose anchor paragraph has a lower cosine with the target page are dropped",
+    "min_link_probability": "rows whose anchor is plain English words or a lower-case member name (save()) "
+                            "that the site links on a smaller share of the pages using it are left out "
+                            "of the queue; 0 keeps them",
+    "unnamed_members": "keep rows whose anchor is a member the target documents under a class (save() of "
+                       "Model) in a paragraph that names none of those classes",
     "title_anchors": "keep pairs with no qualifying phrase in the source, the target's title to write in "
                      "(anchor_type title)",
 }
@@ -103,6 +111,9 @@ def validate(options: Options) -> None:
         raise InputError(f"--max-similarity must be between -1 and 1, not {options.max_similarity}")
     if not 0.0 <= options.min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be between 0 and 1, not {options.min_confidence}")
+    if not 0.0 <= options.min_link_probability <= 1.0:
+        raise InputError("--min-link-probability must be between 0 and 1, "
+                         f"not {options.min_link_probability}")
     if not -1.0 <= options.min_passage <= 1.0:
         raise InputError(f"--min-passage must be between -1 and 1, not {options.min_passage}")
     if options.date_decay_days < 0:

@@ -19,7 +19,7 @@ from pathlib import Path
 from postprocess.options import Options
 from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import Suggestion, apply_caps, find_candidates
-from postprocess.stages.confidence import ConfidenceModel, learn
+from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
 from postprocess.stages.index import PageIndex, build_index
 from postprocess.stages.load import Crawl, require_linkable
@@ -103,6 +103,9 @@ def queue(rows: Sequence[Suggestion], model: ConfidenceModel, options: Options,
         s.confidence = round(float(p), 6)
     kept = [s for s in rows if s.confidence >= options.min_confidence]
     rejected["below_min_confidence"] += len(rows) - len(kept)
+    reasons = [queue_reason(s, options) for s in kept]
+    rejected.update(reason for reason in reasons if reason)
+    kept = [s for s, reason in zip(kept, reasons, strict=True) if reason is None]
     kept.sort(key=lambda s: (-s.confidence, -s.score, s.source_url, s.target_url))
     capped = apply_caps(kept, options.per_source, options.per_target)
     rejected["over_cap"] += len(kept) - len(capped)

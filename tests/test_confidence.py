@@ -17,7 +17,17 @@ from linkspider.testserver import serve
 from postprocess.options import Options
 from postprocess.pipeline import queue
 from postprocess.stages.candidates import Suggestion
-from postprocess.stages.confidence import FEATURES, ConfidenceModel, calibrate, features, fit, isotonic, prior
+from postprocess.stages.confidence import (
+    FEATURES,
+    ConfidenceModel,
+    calibrate,
+    features,
+    fit,
+    isotonic,
+    left_plain,
+    prior,
+    unnamed_member,
+)
 
 BLOG = Path(__file__).resolve().parents[1] / "benchmarks" / "blogsite" / "build.py"
 
@@ -60,6 +70,40 @@ def test_queue_cuts_at_min_confidence_and_serves_the_surest_first():
     assert len(kept) == sum(p >= cut for p in probabilities) and all(s.confidence >= cut for s in kept)
     assert rejected["below_min_confidence"] == len(rows) - len(kept) > 0
     assert len(queue(rows, model, Options(min_confidence=0.0, per_source=1))) == 2  # one per source
+
+
+def test_words_the_site_leaves_plain_leave_the_queue():
+    """Plain words or a member name linked on few of the (enough) pages using them are no queue rows;
+    a name no dictionary knows, or a share from too few pages, is kept; 0 keeps every row."""
+    def anchored(target: str, plain: float, pages: float, share: float) -> Suggestion:
+        s = row("s", target, 1.0)
+        s.parts.update(plain_words=plain, phrase_pages=pages, link_probability=share)
+        return s
+
+    rows = [anchored("model-fields", 1.0, 52, 0.057), anchored("urlconf", 0.0, 47, 0.11),
+            anchored("green-tea", 1.0, 12, 0.077), anchored("querysets", 1.0, 40, 0.5)]
+    assert [left_plain(s, 0.15) for s in rows] == [True, False, False, False]
+    rejected = Counter()
+    kept = queue(rows, prior(), Options(min_confidence=0.0), rejected)
+    assert sorted(s.target_url for s in kept) == ["green-tea", "querysets", "urlconf"]
+    assert rejected["words_left_plain"] == 1
+    assert len(queue(rows, prior(), Options(min_confidence=0.0, min_link_probability=0.0))) == 4
+
+
+def test_a_member_of_a_class_its_paragraph_does_not_name_leaves_the_queue():
+    """A formset's ``save()`` proposed as ``Model.save()``: out, unless the paragraph names the class
+    or ``unnamed_members`` keeps such rows; functions (no class) stay."""
+    rows = []
+    for target, member, named in (("instances", 1.0, 0.0), ("querysets", 1.0, 1.0), ("urls", 0.0, 0.0)):
+        s = row("s", target, 1.0)
+        s.parts.update(class_member=member, class_named=named)
+        rows.append(s)
+    assert [unnamed_member(s) for s in rows] == [True, False, False]
+    rejected = Counter()
+    kept = queue(rows, prior(), Options(min_confidence=0.0), rejected)
+    assert sorted(s.target_url for s in kept) == ["querysets", "urls"]
+    assert rejected["member_of_unnamed_class"] == 1
+    assert len(queue(rows, prior(), Options(min_confidence=0.0, unnamed_members=True))) == 3
 
 
 def test_the_prior_reads_back_and_refuses_other_features():

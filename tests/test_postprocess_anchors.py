@@ -6,6 +6,7 @@ import pytest
 from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
 from postprocess.stages.anchors import (
+    AnchorFinder,
     add_anchors,
     clean_title,
     context_of,
@@ -346,3 +347,89 @@ def test_the_word_senses_that_went_wrong_are_no_anchors(sentence, title, slug):
     crawl = build_crawl([source, target, *others], [], [])
     [s] = _anchor(crawl, source["url"], [target["url"]])
     assert s.anchor == ""
+
+
+def test_words_inside_another_pages_longer_name_are_not_its_anchor():
+    """"model fields" in "custom model fields" names the custom fields how-to, not the field reference."""
+    source = page(url("/s/"), "S", "Removing custom model fields breaks old migrations.\n"
+                                   "Model fields map columns to attributes.")
+    fields = page(url("/ref/fields/"), "Model fields | Docs", "x")
+    custom = page(url("/howto/custom/"), "Custom model fields | Docs", "y")
+    crawl = build_crawl([source, fields, custom], [], [])
+    [s] = _anchor(crawl, source["url"], [fields["url"]])
+    assert s.anchor == "Model fields" and s.context == "Model fields map columns to attributes."
+    [t] = _anchor(crawl, source["url"], [custom["url"]])
+    assert t.anchor == "custom model fields"
+    alone = build_crawl([source, fields], [], [])  # no longer name around: the first one is taken
+    [u] = _anchor(alone, source["url"], [fields["url"]])
+    assert u.context == "Removing custom model fields breaks old migrations."
+
+
+def test_an_anchor_records_how_often_the_site_links_its_words():
+    """link_probability: (pages linking the words + 1) / (pages whose running text holds them + 1);
+    plain_words: every word in a dictionary, or a lower-case member name in code."""
+    target = page(url("/ref/tags/"), "Template tags | Docs", "x")
+    users = [page(url(f"/u{i}/"), "U", f"Write a template tag {i} here.") for i in range(20)]
+    links = [link(users[0]["url"], target["url"], "template tag")]
+    source = page(url("/s/"), "S", "A template tag renders the URLconf name.")
+    conf = page(url("/urls/"), "URLconf | Docs", "x")
+    crawl = build_crawl([source, target, conf, *users], links, [])
+    [s, c] = _anchor(crawl, source["url"], [target["url"], conf["url"]])
+    assert s.anchor == "template tag" and c.anchor == "URLconf"
+    assert s.parts["phrase_pages"] == 21 and s.parts["link_probability"] == pytest.approx(2 / 22, abs=1e-6)
+    assert (s.parts["plain_words"], c.parts["plain_words"]) == (1.0, 0.0)
+    text = "Call save() and then QuerySet.update() later."
+    code = ((5, 11), (21, 38))
+    member = Page(url=url("/m/"), title="M", text=text, blocks=(Block("paragraph", text, code=code),))
+    instances = Page(url=url("/instances/"), title="Model instance reference", text="x")
+    querysets = Page(url=url("/querysets/"), title="QuerySet API", text="x")
+    uses = [Page(url=url(f"/o{i}/"), title="O", text="save() QuerySet.update()") for i in range(3)]
+    named = [Link(o.url, instances.url, "save()") for o in uses] + [
+        Link(o.url, querysets.url, "QuerySet.update()") for o in uses]
+    crawl = Crawl(pages=[member, instances, querysets, *uses], links=named)
+    [m, q] = _anchor(crawl, member.url, [instances.url, querysets.url])
+    assert (m.anchor, m.parts["plain_words"]) == ("save()", 1.0)
+    assert (q.anchor, q.parts["plain_words"]) == ("QuerySet.update()", 0.0)
+
+
+@pytest.mark.parametrize(("sentence", "anchor"), [
+    ("Cold air stales bread within a day.", ""),  # the verb: not the page's name
+    ("Stale breads of every kind make good crumbs.", "Stale breads"),  # the last word may take a plural
+    ("Settings files hold every value.", "Settings files"),  # the title writes "settings" so
+])
+def test_only_the_last_word_of_a_name_takes_a_plural_its_names_do_not_write(sentence, anchor):
+    source = page(url("/s/"), "S", sentence)
+    crumbs = page(url("/crumbs/"), "Crumbs from stale bread | Blog", "x")
+    settings = page(url("/settings/"), "Django settings file | Docs", "x")
+    crawl = build_crawl([source, crumbs, settings], [], [])
+    rows = _anchor(crawl, source["url"], [crumbs["url"], settings["url"]])
+    assert [s.anchor for s in rows if s.anchor] == ([anchor] if anchor else [])
+
+
+def test_a_member_knows_the_classes_its_target_documents_it_under():
+    """``get_object()`` inside a ``class …SingleObjectMixin`` entry and ``Model.save()`` written with its
+    class are members of those classes; the row says whether its paragraph names one of them."""
+    target = Page(url=url("/mixins/"), title="Single object mixins", text="x", blocks=(
+        Block("term", "class django.views.generic.detail.SingleObjectMixin", code=((6, 51),)),
+        Block("definition", "get_object(queryset=None)", code=((0, 10),)),
+        Block("definition", "Returns the single object.", code=()),
+        Block("term", "reverse(viewname)", code=((0, 7),)),
+        Block("term", "Model.save(force_insert=False)", code=((0, 6), (6, 10))),
+    ))
+    finder = AnchorFinder(Crawl(pages=[target], links=[]))
+    assert finder.owners(target) == {"get_object": {"SingleObjectMixin"}, "save": {"Model"}}
+
+    def member_row(text: str) -> Suggestion:
+        at = text.index("get_object()")
+        source = Page(url=url("/s/"), title="Feeds", text=text,
+                      blocks=(Block("paragraph", text, code=((at, at + 12),)),))
+        users = [Page(url=url(f"/u{i}/"), title="U", text="get_object()") for i in range(3)]
+        links = [Link(u.url, target.url, "get_object()") for u in users]
+        [s] = _anchor(Crawl(pages=[source, target, *users], links=links), source.url, [target.url])
+        assert s.anchor == "get_object()"
+        return s
+
+    feed = member_row("The feed's get_object() method returns the category.")
+    assert (feed.parts["class_member"], feed.parts["class_named"]) == (1.0, 0.0)
+    mixin = member_row("SingleObjectMixin calls get_object() to find the object.")
+    assert (mixin.parts["class_member"], mixin.parts["class_named"]) == (1.0, 1.0)

@@ -348,7 +348,8 @@ def default_rankings(visible_crawl: Any, options: Any, model: Any, embeddings: A
     else:
         per_target = math.ceil(options.per_target * depth / max(1, options.per_source))
         run_options = replace(options, per_source=depth, per_target=max(options.per_target, per_target),
-                              min_score=-1.0, min_confidence=0.0)
+                              min_score=-1.0, min_confidence=0.0, min_link_probability=0.0,
+                              unnamed_members=True)
     result = suggest(visible_crawl, run_options, model, embeddings=embeddings, index=index)
     rankings = {source: [Ranked(s.target_url, s.confidence, s.anchor) for s in rows]
                 for source, rows in result.by_source().items()}

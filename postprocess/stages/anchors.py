@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import ahocorasick
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
@@ -121,6 +122,13 @@ SITE_COMMON_SHARE = 0.05
 #: A part of a name is specific to the target when no other page carries it in its names:
 #: "home oven" in "Baguettes in a Home Oven" and "Creating Steam in a Home Oven" names neither.
 SPECIFIC_PAGES = 1
+#: A documented class (``class django.views.generic.detail.SingleObjectMixin``), a member written
+#: with its class (``Model.save(force_insert=False)``), a member in a class's entry (``get_object()``).
+CLASS_ENTRY = re.compile(r"class\s+([\w.]+)")
+QUALIFIED_MEMBER = re.compile(r"([\w.]*[A-Z]\w*)\.([a-z_]\w*)\b")
+BARE_MEMBER = re.compile(r"([a-z_]\w*)(?:\(|$|\s)")
+#: How many words before and after an anchor another page's name may reach over it.
+NAME_REACH = 3
 #: Preference between kinds of evidence that the words name the target. The target's own headings are
 #: not names of the page (blind judgement on the Django docs: 2 of 9 such rows accepted); a code name that
 #: only the target defines (a term or heading of it, ``data_directory``, ``pg_type``) is.
@@ -330,6 +338,50 @@ def defined_names(page: Page) -> set[tuple[str, ...]]:
     return found
 
 
+def _member_shaped(src: SourceText, span: tuple[int, int]) -> bool:
+    """A lower-case code name without a dot (``save()``, ``object_list``): a member or a function."""
+    phrase = src.text[span[0]:span[1]]
+    return (any(a < span[1] and span[0] < b for a, b in src.code) and phrase[:1].islower()
+            and phrase == phrase.lower() and "." not in phrase)
+
+
+def _prose_lines(page: Page) -> Iterator[list[str]]:
+    """The normalised words of each prose block of a page (where anchors may stand)."""
+    for block in page.blocks:
+        if block.kind in PROSE_KINDS:
+            yield words(block.text)
+
+
+def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
+    """How many pages give an in-content link each anchor text (normalised words)."""
+    keys: dict[str, tuple[str, ...]] = {}
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    for source, _, anchor in content_uses(links):
+        key = keys.get(anchor)
+        if key is None:
+            key = keys[anchor] = tuple(words(anchor))
+        if key:
+            seen.add((source, key))
+    return Counter(key for _, key in seen)
+
+
+def _occurrences(crawl: Crawl, keys: Iterable[tuple[str, ...]]) -> Counter[tuple[str, ...]]:
+    """On how many content pages each phrase stands in the running text (linked or not; one pass per
+    block with a compiled multi-pattern matcher)."""
+    matcher = ahocorasick.Automaton()
+    for key in keys:
+        matcher.add_word(" " + " ".join(key) + " ", key)
+    found: Counter[tuple[str, ...]] = Counter()
+    if not len(matcher):
+        return found
+    matcher.make_automaton()
+    for page in crawl.pages:
+        if page.kind == "content":
+            lines = (" " + " ".join(line) + " " for line in _prose_lines(page))
+            found.update({key for line in lines for _, key in matcher.iter(line)})
+    return found
+
+
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
     """A name without leading and trailing stopwords ("The French press guide" -> "French press guide")."""
     key, evidence = name
@@ -360,8 +412,7 @@ class AnchorFinder:
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:  # one pass: the loader makes a page's blocks when they are read
             if page.kind == "content":
-                prose = (b.text for b in page.blocks if b.kind in PROSE_KINDS)
-                self.word_pages.update({w for text in prose for w in words(text)})
+                self.word_pages.update({w for line in _prose_lines(page) for w in line})
             for key in defined_names(page):
                 definers[key].add(page.url)
         self.terms: dict[str, list[tuple[str, ...]]] = defaultdict(list)
@@ -372,6 +423,8 @@ class AnchorFinder:
         self.name_pages: Counter[tuple[str, ...]] = Counter()
         for page in crawl.pages:
             self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
+        self.occurrences = _occurrences(crawl, set(anchor_counts(crawl.links)[0]) | set(self.name_pages)
+                                        | {key for keys in self.terms.values() for key in keys})
         self._index_links(crawl.links)
 
     def with_links(self, crawl: Crawl) -> AnchorFinder:
@@ -392,6 +445,7 @@ class AnchorFinder:
             for link in links:
                 self.linked[link.source_url].add(link.target_url)
         uses, per_target = anchor_counts(links)
+        self.linking_pages = _linking_pages(links)
         self.link_names = names_from_counts(uses, per_target, MIN_COMMONNESS, MIN_NAME_USES)
         self.name_uses = per_target
         # The exact spellings in-content links give each target: a code name must be written as the
@@ -406,6 +460,88 @@ class AnchorFinder:
                 self.spellings[target].add(spelling)
         self.own_names = {url: self._own_names(page) for url, page in self.pages.items()}
         self._names: dict[str, list[Name]] = {}
+        self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
+        self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
+        # Which page each name belongs to (a set when several pages share it): the words around an
+        # anchor must not be another page's longer name ("custom model fields", "Model Form API").
+        self.named: dict[tuple[str, ...], str | frozenset[str]] = {}
+        for url, names in self.own_names.items():
+            for key, evidence in names:
+                self._name_of(key, url)
+                if evidence in ("title", "slug"):
+                    for part in _sub_phrases(key):
+                        if self.name_pages.get(part, 0) <= SPECIFIC_PAGES and _nameable(part):
+                            self._name_of(part, url)
+
+    def _name_of(self, key: tuple[str, ...], url: str) -> None:
+        owner = self.named.get(key)
+        if owner is None:
+            self.named[key] = url
+        elif owner != url:
+            self.named[key] = (owner if isinstance(owner, frozenset) else frozenset((owner,))) | {url}
+
+    def another_name_around(self, src: SourceText, i: int, j: int, target_url: str) -> bool:
+        """Whether words i..j stand inside or across a name of another page in their sentence: the
+        words then name that page ("model fields" in "custom model fields", which is the custom
+        fields how-to; "Form API" in "Model Form API")."""
+        sentence = src.sentence_of[i]
+        for start in range(max(0, i - NAME_REACH), j + 1):
+            if src.sentence_of[start] != sentence:
+                continue
+            for end in range(max(i, start), min(len(src.norms) - 1, j + NAME_REACH) + 1):
+                if src.sentence_of[end] != sentence:
+                    break
+                if start >= i and end <= j:
+                    continue  # inside the anchor: not around it
+                owner = self.named.get(tuple(src.norms[start:end + 1]))
+                if owner is not None and owner != target_url and not (
+                        isinstance(owner, frozenset) and target_url in owner):
+                    return True
+        return False
+
+    def owners(self, target: Page) -> dict[str, set[str]]:
+        """The classes the target documents each member under (``save`` -> {"Model"}): a term or
+        definition opening with ``Owner.member`` or with ``member`` inside a ``class Owner`` entry."""
+        found = self._owners.get(target.url)
+        if found is not None:
+            return found
+        found = defaultdict(set)
+        current = ""
+        for block in target.blocks:
+            if block.kind not in DEFINING_BLOCKS and block.kind != "definition":
+                continue
+            text = block.text.strip()
+            opened = CLASS_ENTRY.match(text) if block.code else None
+            if opened or block.kind != "definition":  # a heading or a top-level entry ends a class's
+                current = opened.group(1).split(".")[-1] if opened else ""
+                if opened:
+                    continue
+            if not block.code or block.code[0][0] != 0:
+                continue
+            qualified = QUALIFIED_MEMBER.match(text)
+            if qualified:
+                found[qualified.group(2)].add(qualified.group(1).split(".")[-1])
+            elif current and block.kind == "definition":
+                bare = BARE_MEMBER.match(text)
+                if bare:
+                    found[bare.group(1)].add(current)
+        self._owners[target.url] = found = dict(found)
+        return found
+
+    @staticmethod
+    def plain_words(src: SourceText, i: int, j: int, span: tuple[int, int]) -> bool:
+        """Whether words i..j are plain words (every one in an English dictionary: "model fields",
+        "time zone") or a lower-case member name (``save()``, ``object_list``): what an editor links
+        only where the site links it; capitalised and dotted code names, and words no dictionary
+        knows (``QuerySet``, ``django.contrib.sites``, "URLconf"), are names whatever their share."""
+        content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
+        return _member_shaped(src, span) or all(zipf(src.raw[k]) > 0 for k in content)
+
+    def link_probability(self, key: tuple[str, ...]) -> float:
+        """The share of the content pages whose running text holds the phrase that link it (smoothed):
+        high for names editors link ("QuerySet", "CSRF protection"), low for words they leave
+        plain however often they appear ("model fields", "template tag")."""
+        return min(1.0, (self.linking_pages.get(key, 0) + 1) / (self.occurrences.get(key, 0) + 1))
 
     def title_of(self, page: Page) -> str:
         return clean_title(page.title, self.site_parts) or page.h1.strip()
@@ -487,8 +623,24 @@ class AnchorFinder:
                 if (j < len(src.norms) and tuple(src.norms[i:j + 1]) == key
                         and src.sentence_of[j] == src.sentence_of[i]
                         and self.qualifies(src, i, j, name.evidence)
-                        and self._spelled_right(src, i, j, name, target)):
+                        and self._spelled_right(src, i, j, name, target)
+                        and self._inflected_right(src, i, j, name, target)):
                     yield i, j, name
+
+    def _inflected_right(self, src: SourceText, i: int, j: int, name: Name, target: Page) -> bool:
+        """Only the last word of a name may take a plural the target's names do not write: "stale
+        breads" names the stale-bread page, "stales bread" (the verb) does not."""
+        if name.evidence == "term":
+            return True
+        inflected = [k for k in range(i, j) if src.raw[k].lower().replace("’", "'") != src.norms[k]]
+        if not inflected:
+            return True
+        written = self._written.get(target.url)
+        if written is None:
+            texts = [self.title_of(target), target.h1, target.url, *self.spellings.get(target.url, ())]
+            written = self._written[target.url] = {m.group().lower().replace("’", "'")
+                                                   for text in texts for m in WORD.finditer(text or "")}
+        return all(src.raw[k].lower().replace("’", "'") in written for k in inflected)
 
     def numbered_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
         """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."."""
@@ -538,7 +690,7 @@ class AnchorFinder:
                     or _overlaps(span, src.used)):
                 continue
             context = context_of(src.text, src.bounds, *span)
-            if only_names(context, phrase):
+            if only_names(context, phrase) or self.another_name_around(src, i, j, target.url):
                 continue
             src.used.append(span)
             src.used_phrases.add(phrase.lower())
@@ -553,6 +705,15 @@ class AnchorFinder:
             s.parts["list_item"] = float(src.block_kind[i] == "list_item")
             uses = self.name_uses.get(target.url, Counter())
             s.parts["name_uses"] = float(uses.get(tuple(src.norms[i:j + 1]), 0))
+            s.parts["link_probability"] = round(self.link_probability(tuple(src.norms[i:j + 1])), 6)
+            s.parts["phrase_pages"] = float(self.occurrences.get(tuple(src.norms[i:j + 1]), 0))
+            s.parts["plain_words"] = float(self.plain_words(src, i, j, span))
+            member = _member_shaped(src, span)
+            owners = self.owners(target).get(phrase.removesuffix("()"), set()) if member else set()
+            s.parts["class_member"] = float(bool(owners))
+            around = (src.block_text[i], self.pages[s.source_url].title)
+            s.parts["class_named"] = float(any(re.search(rf"\b{re.escape(o)}\b", text)
+                                               for o in owners for text in around))
             return True
         return False
 
