@@ -433,3 +433,14 @@ def test_a_member_knows_the_classes_its_target_documents_it_under():
     assert (feed.parts["class_member"], feed.parts["class_named"]) == (1.0, 0.0)
     mixin = member_row("SingleObjectMixin calls get_object() to find the object.")
     assert (mixin.parts["class_member"], mixin.parts["class_named"]) == (1.0, 1.0)
+
+
+def test_pages_linking_each_anchor_text_are_counted_alike_from_columns_and_objects():
+    from postprocess.stages.anchors import _linking_pages
+    from postprocess.stages.links import LinkTable
+
+    links = [Link("a", "t", "Template tags"), Link("a", "t", "template tag"), Link("b", "t", "template tag"),
+             Link("b", "u", "the"), Link("c", "t", "template tag", position="nav"), Link("c", "u", "URLconf")]
+    counted = _linking_pages(links)
+    assert counted == {("template", "tag"): 2, ("the",): 1, ("urlconf",): 1}
+    assert _linking_pages(LinkTable.from_links(links)) == counted

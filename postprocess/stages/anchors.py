@@ -338,6 +338,15 @@ def defined_names(page: Page) -> set[tuple[str, ...]]:
     return found
 
 
+def _name_of(named: dict[tuple[str, ...], str | frozenset[str]], key: tuple[str, ...], url: str) -> None:
+    """Record that ``key`` names ``url`` (a set of URLs once several pages share it)."""
+    owner = named.get(key)
+    if owner is None:
+        named[key] = url
+    elif owner != url:
+        named[key] = (owner if isinstance(owner, frozenset) else frozenset((owner,))) | {url}
+
+
 def _member_shaped(src: SourceText, span: tuple[int, int]) -> bool:
     """A lower-case code name without a dot (``save()``, ``object_list``): a member or a function."""
     phrase = src.text[span[0]:span[1]]
@@ -354,6 +363,20 @@ def _prose_lines(page: Page) -> Iterator[list[str]]:
 
 def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
     """How many pages give an in-content link each anchor text (normalised words)."""
+    if isinstance(links, LinkTable):  # columns: each anchor text split once, pairs counted in NumPy
+        mask = links.content()
+        texts, inverse = np.unique(links.anchor[mask], return_inverse=True)
+        key_ids: dict[tuple[str, ...], int] = {}
+        of_text = np.array([key_ids.setdefault(key, len(key_ids)) if key else -1
+                            for key in (tuple(words(links.anchors[t])) for t in texts.tolist())],
+                           dtype=np.int64)
+        keyed = of_text[inverse] if len(texts) else np.zeros(0, dtype=np.int64)
+        kept = keyed >= 0
+        width = max(1, len(key_ids))
+        pairs = np.unique(links.source[mask][kept].astype(np.int64) * width + keyed[kept])
+        counts = np.bincount(pairs % width, minlength=width)
+        keys = list(key_ids)
+        return Counter({keys[k]: int(n) for k, n in enumerate(counts.tolist()) if n})
     keys: dict[str, tuple[str, ...]] = {}
     seen: set[tuple[str, tuple[str, ...]]] = set()
     for source, _, anchor in content_uses(links):
@@ -425,6 +448,7 @@ class AnchorFinder:
             self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
         self.occurrences = _occurrences(crawl, set(anchor_counts(crawl.links)[0]) | set(self.name_pages)
                                         | {key for keys in self.terms.values() for key in keys})
+        self._page_named = self._pages_named()
         self._index_links(crawl.links)
 
     def with_links(self, crawl: Crawl) -> AnchorFinder:
@@ -464,21 +488,27 @@ class AnchorFinder:
         self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
         # Which page each name belongs to (a set when several pages share it): the words around an
         # anchor must not be another page's longer name ("custom model fields", "Model Form API").
-        self.named: dict[tuple[str, ...], str | frozenset[str]] = {}
-        for url, names in self.own_names.items():
-            for key, evidence in names:
-                self._name_of(key, url)
+        # The pages' own names and terms are named once; the links' names again for every set of links.
+        self.named = dict(self._page_named)
+        for url, keys in self.link_names.items():
+            for key, _ in map(_trimmed, ((key, "link") for key in keys)):
+                if key and _nameable(key):
+                    _name_of(self.named, key, url)
+
+    def _pages_named(self) -> dict[tuple[str, ...], str | frozenset[str]]:
+        """``named`` from what the pages alone say: titles, h1s, slugs, their specific parts, terms."""
+        named: dict[tuple[str, ...], str | frozenset[str]] = {}
+        for url, page in self.pages.items():
+            terms = [(key, "term") for key in self.terms.get(url, ())]
+            for key, evidence in self._page_names(page) + [t for t in map(_trimmed, terms) if t[0]]:
+                if evidence == "term" and not _nameable(key):
+                    continue
+                _name_of(named, key, url)
                 if evidence in ("title", "slug"):
                     for part in _sub_phrases(key):
                         if self.name_pages.get(part, 0) <= SPECIFIC_PAGES and _nameable(part):
-                            self._name_of(part, url)
-
-    def _name_of(self, key: tuple[str, ...], url: str) -> None:
-        owner = self.named.get(key)
-        if owner is None:
-            self.named[key] = url
-        elif owner != url:
-            self.named[key] = (owner if isinstance(owner, frozenset) else frozenset((owner,))) | {url}
+                            _name_of(named, part, url)
+        return named
 
     def another_name_around(self, src: SourceText, i: int, j: int, target_url: str) -> bool:
         """Whether words i..j stand inside or across a name of another page in their sentence: the
