@@ -388,21 +388,25 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
     return Counter(key for _, key in seen)
 
 
-def _occurrences(crawl: Crawl, keys: Iterable[tuple[str, ...]]) -> Counter[tuple[str, ...]]:
-    """On how many content pages each phrase stands in the running text (linked or not; one pass per
-    block with a compiled multi-pattern matcher)."""
+def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]]
+                  ) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
+    """On how many content pages each word, and each of ``keys``, stands in the running text (linked
+    or not; the phrases found with one compiled multi-pattern matcher, a pass per block)."""
     matcher = ahocorasick.Automaton()
     for key in keys:
         matcher.add_word(" " + " ".join(key) + " ", key)
+    if len(matcher):
+        matcher.make_automaton()
+    word_pages: Counter[str] = Counter()
     found: Counter[tuple[str, ...]] = Counter()
-    if not len(matcher):
-        return found
-    matcher.make_automaton()
-    for page in crawl.pages:
-        if page.kind == "content":
-            lines = (" " + " ".join(line) + " " for line in _prose_lines(page))
-            found.update({key for line in lines for _, key in matcher.iter(line)})
-    return found
+    for page in crawl.pages:  # the loader makes a page's blocks when they are read
+        if page.kind != "content":
+            continue
+        lines = list(_prose_lines(page))
+        word_pages.update({w for line in lines for w in line})
+        if len(matcher):
+            found.update({key for line in lines for _, key in matcher.iter(" " + " ".join(line) + " ")})
+    return word_pages, found
 
 
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
@@ -431,11 +435,8 @@ class AnchorFinder:
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
         self.proper = proper_nouns(p.text for p in crawl.pages)
         self.content_pages = max(1, sum(1 for p in crawl.pages if p.kind == "content"))
-        self.word_pages: Counter[str] = Counter()
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
-        for page in crawl.pages:  # one pass: the loader makes a page's blocks when they are read
-            if page.kind == "content":
-                self.word_pages.update({w for line in _prose_lines(page) for w in line})
+        for page in crawl.pages:
             for key in defined_names(page):
                 definers[key].add(page.url)
         self.terms: dict[str, list[tuple[str, ...]]] = defaultdict(list)
@@ -446,8 +447,10 @@ class AnchorFinder:
         self.name_pages: Counter[tuple[str, ...]] = Counter()
         for page in crawl.pages:
             self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
-        self.occurrences = _occurrences(crawl, set(anchor_counts(crawl.links)[0]) | set(self.name_pages)
-                                        | {key for keys in self.terms.values() for key in keys})
+        # one pass over the running text: pages per word, and pages per phrase that may be a name
+        self.word_pages, self.occurrences = _prose_counts(
+            crawl, set(anchor_counts(crawl.links)[0]) | set(self.name_pages)
+            | {key for keys in self.terms.values() for key in keys})
         self._page_named = self._pages_named()
         self._index_links(crawl.links)
 
