@@ -21,7 +21,7 @@ from postprocess.stages.links import linked_pairs, pair_set
 from postprocess.stages.load import Crawl, Link, Page
 
 
-@dataclass
+@dataclass(slots=True)
 class Suggestion:
     """One proposed link: in ``source_url``, link ``anchor`` to ``target_url``."""
 
