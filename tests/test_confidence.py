@@ -130,16 +130,21 @@ def test_the_blog_learns_its_own_calibrated_model(tmp_path):
     assert conf["model"] == "site" and conf["links"] >= 300 and conf["auc"] >= 0.75
     well_filled = [b for b in conf["calibration"] if b["rows"] >= 30]
     assert well_filled
-    # Calibrated where it matters for the queue: no well-filled bin promises more than its rows
-    # deliver beyond 2.5 standard errors (a bin of 35 rows near 0.6 may be 0.2 off by chance alone;
-    # one of 160 near 0.95, 0.04) ...
+    # Calibrated where it matters for the queue: no well-filled bin promises much more than its rows
+    # deliver. A bin's observed share varies by its binomial standard error, and the calibration curve
+    # it is read through was itself fitted on held-out folds of the same size (about as much noise
+    # again): 3.5 standard errors (a bin of 35 rows near 0.6 may be 0.25 off by chance; 200 near 0.95,
+    # 0.05). Crawls of the same blog differ in page order, so the rows differ a little from run to run.
     assert all(b["predicted"] - b["observed"]
-               <= max(0.05, 2.5 * np.sqrt(b["predicted"] * (1 - b["predicted"]) / b["rows"]))
+               <= max(0.05, 3.5 * np.sqrt(b["predicted"] * (1 - b["predicted"]) / b["rows"]))
                for b in well_filled)
-    # ... and over all of them the gap, weighted by rows, is small. (A single small bin may be
-    # under-confident by chance: a 41-row bin at 0.79 once observed 0.98 on a clean CI machine.)
+    # ... over all of them the gap, weighted by rows, is small (a single bin may be off by chance: a
+    # 41-row bin at 0.79 once observed 0.98 on a clean CI machine) ...
     rows_in = sum(b["rows"] for b in well_filled)
     assert sum(b["rows"] * abs(b["predicted"] - b["observed"]) for b in well_filled) / rows_in <= 0.08
+    # ... and the probabilities are worth having: a Brier score well under that of the base rate.
+    base = conf["positives"] / conf["rows"]
+    assert conf["brier"] <= 0.9 * base * (1 - base)  # five crawls: 0.64-0.76 of it
     assert conf["at_cut"]["precision"] >= 0.7
     assert summary["page_kinds"]["listing"] > 100 and summary["suggestions"] > 0
     rows = list(csv.DictReader((out / "suggestions.csv").open(encoding="utf-8")))
