@@ -234,24 +234,60 @@ class KindSignals:
 EXCERPT_WORDS = 150
 
 
+def _linked_heading(heading: etree._Element) -> bool:
+    """A heading whose whole text is one link (an entry's title linking to the entry)."""
+    link = next(heading.iter("a"), None)
+    heading_text = " ".join("".join(heading.itertext()).split())
+    if link is None or not heading_text:
+        return False
+    return " ".join("".join(link.itertext()).split()) == heading_text
+
+
+def _words(element: etree._Element) -> int:
+    return len("".join(element.itertext()).split())
+
+
+def _flat_entries(parent: etree._Element, tag: str) -> int:
+    """Entries laid out as siblings — a linked ``tag`` heading, then a short summary until the next
+    one (``<h2><a>…</a></h2><p>…</p><h2>…``) — when they hold most of the words of ``parent``."""
+    entries, entry_words, current = 0, 0, -1
+    for child in parent:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag == tag:
+            if 0 <= current <= EXCERPT_WORDS:
+                entries, entry_words = entries + 1, entry_words + current
+            current = _words(child) if _linked_heading(child) else -1
+        elif current >= 0:
+            current += _words(child)
+    if 0 <= current <= EXCERPT_WORDS:
+        entries, entry_words = entries + 1, entry_words + current
+    return entries if entry_words * 2 >= _words(parent) else 0
+
+
 def _excerpt_count(content: etree._Element) -> int:
-    """Most repeated sibling signature among short entries whose heading is a link: an archive's excerpts."""
+    """Most repeated sibling signature among short entries whose heading is a link: an archive's excerpts
+    (each in its own element, or laid out as a run of sibling headings and summaries)."""
     signatures: Counter[tuple[object, str, str]] = Counter()
+    runs: dict[tuple[object, str], int] = {}
     for heading in content.iter("h2", "h3", "h4"):
-        link = next(heading.iter("a"), None)
-        heading_text = " ".join("".join(heading.itertext()).split())
-        if link is None or not heading_text or " ".join("".join(link.itertext()).split()) != heading_text:
+        if not _linked_heading(heading):
             continue
         entry = heading.getparent()
         while entry is not None and entry is not content and entry.tag not in ("article", "li", "div"):
             entry = entry.getparent()
         if (entry is None or entry is content or "section" in _classes(entry).split()
-                or len("".join(entry.itertext()).split()) > EXCERPT_WORDS):
-            continue  # a document's own sections (Sphinx div.section) are not excerpts
+                or _words(entry) > EXCERPT_WORDS):
+            # a document's own sections (Sphinx div.section) are not excerpts; a run of entries as
+            # siblings of one parent is
+            parent = heading.getparent()
+            if parent is not None and (parent, heading.tag) not in runs:
+                runs[(parent, heading.tag)] = _flat_entries(parent, heading.tag)
+            continue
         parent = entry.getparent()
         classes = " ".join(sorted(t for t in _classes(entry).split() if not re.search(r"\d", t)))
         signatures[(parent, entry.tag, classes)] += 1
-    return max(signatures.values(), default=0)
+    return max([*signatures.values(), *runs.values()], default=0)
 
 
 def kind_signals(root: etree._Element, content: etree._Element, blocks: Iterable[Block],

@@ -141,3 +141,29 @@ def test_blocks_never_cross_and_nested_paragraphs_take_the_list_kind():
 )
 def test_page_kind_rules(signals, kind):
     assert page_kind(signals) == kind
+
+
+def _blog_page(body: str) -> str:
+    return f"<html><head><title>Blog</title></head><body><main><article>{body}</article></main></body></html>"
+
+
+ENTRY = '<h2><a href="/blog/{n}/">Post number {n}</a></h2><p>{n} May 2026. A short summary of the post, ' \
+        'a sentence or two that says what it is about and why one would read it.</p>'
+
+
+def test_a_run_of_linked_headings_with_short_summaries_is_a_listing():
+    """A blog index laid out as sibling headings and summaries (the bundled sample's /blog/), with an
+    introduction: a listing. The same run as a short "related posts" tail of a long article: content."""
+    intro = ("<h1>The blog</h1><p>" + "Notes from our kitchen: experiments that worked and experiments "
+             "that did not, written in turn and tested on two setups before they go out. " * 4 + "</p>")
+    index = _blog_page(intro + '<section class="post-list">' + "".join(ENTRY.format(n=n) for n in range(3))
+                       + "</section>")
+    assert extract_page(index, "https://blog.test/blog/").kind == "listing"
+    prose = "".join(f"<p>{'Grind size and water temperature decide how the cup tastes. ' * 12}</p>"
+                    for _ in range(4))
+    article = _blog_page("<h1>Dialling in espresso</h1>" + prose + "<h2>Related</h2>"
+                         + "".join(ENTRY.format(n=n).replace("h2", "h3") for n in range(3)))
+    assert extract_page(article, "https://blog.test/espresso/").kind == "content"
+    two = _blog_page(intro + '<section class="post-list">' + "".join(ENTRY.format(n=n) for n in range(2))
+                     + "</section>")
+    assert extract_page(two, "https://blog.test/blog/").kind == "content"  # two entries: not yet a listing
