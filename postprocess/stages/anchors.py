@@ -68,11 +68,16 @@ def _stopwords() -> frozenset[str]:
 STOPWORDS = _stopwords()
 
 
+def folded(word: str) -> str:
+    """Lower case, typographic apostrophes made plain: a word as written, without its case."""
+    return word.lower().replace("’", "'")
+
+
 @functools.lru_cache(maxsize=1 << 20)
 def normalise(word: str) -> str:
     """Lower case and a light plural strip, so "queries" meets "query" and "models" "model"
     (cached: a site's words repeat, and every anchor search normalises every word)."""
-    w = word.lower().replace("’", "'")
+    w = folded(word)
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
     if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
@@ -127,6 +132,8 @@ SPECIFIC_PAGES = 1
 CLASS_ENTRY = re.compile(r"class\s+([\w.]+)")
 QUALIFIED_MEMBER = re.compile(r"([\w.]*[A-Z]\w*)\.([a-z_]\w*)\b")
 BARE_MEMBER = re.compile(r"([a-z_]\w*)(?:\(|$|\s)")
+#: Uses of each in-content anchor text (normalised words), in all and per target URL.
+AnchorCounts = tuple[Counter[tuple[str, ...]], dict[str, Counter[tuple[str, ...]]]]
 #: How many words before and after an anchor another page's name may reach over it.
 NAME_REACH = 3
 #: Preference between kinds of evidence that the words name the target. The target's own headings are
@@ -347,6 +354,14 @@ def _name_of(named: dict[tuple[str, ...], str | frozenset[str]], key: tuple[str,
         named[key] = (owner if isinstance(owner, frozenset) else frozenset((owner,))) | {url}
 
 
+def plain_english(src: SourceText, i: int, j: int) -> bool:
+    """Whether every content word of words i..j is in an English dictionary ("model fields", "time
+    zone"): with a lower-case member name (``save()``), what an editor links only where the site links
+    it; capitalised and dotted code names and words no dictionary knows (``QuerySet``, "URLconf") are
+    names whatever their share."""
+    return all(zipf(src.raw[k]) > 0 for k in range(i, j + 1) if src.norms[k] not in STOPWORDS)
+
+
 def _member_shaped(src: SourceText, span: tuple[int, int]) -> bool:
     """A lower-case code name without a dot (``save()``, ``object_list``): a member or a function."""
     phrase = src.text[span[0]:span[1]]
@@ -448,11 +463,12 @@ class AnchorFinder:
         for page in crawl.pages:
             self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
         # one pass over the running text: pages per word, and pages per phrase that may be a name
+        counts = anchor_counts(crawl.links)
         self.word_pages, self.occurrences = _prose_counts(
-            crawl, set(anchor_counts(crawl.links)[0]) | set(self.name_pages)
+            crawl, set(counts[0]) | set(self.name_pages)
             | {key for keys in self.terms.values() for key in keys})
         self._page_named = self._pages_named()
-        self._index_links(crawl.links)
+        self._index_links(crawl.links, counts)
 
     def with_links(self, crawl: Crawl) -> AnchorFinder:
         """This finder for the same pages with other links (the evaluation's and confidence's hidden
@@ -462,8 +478,9 @@ class AnchorFinder:
         finder._index_links(crawl.links)
         return finder
 
-    def _index_links(self, links: Sequence[Link]) -> None:
-        """What the existing links say: which pages each source links, and the names links give targets."""
+    def _index_links(self, links: Sequence[Link], counts: AnchorCounts | None = None) -> None:
+        """What the existing links say: which pages each source links, and the names links give targets
+        (``counts``: ``anchor_counts(links)`` when the caller has it)."""
         self.linked: Mapping[str, set[str]] | TargetsBySource
         if isinstance(links, LinkTable):
             self.linked = links.by_source()
@@ -471,7 +488,7 @@ class AnchorFinder:
             self.linked = defaultdict(set)
             for link in links:
                 self.linked[link.source_url].add(link.target_url)
-        uses, per_target = anchor_counts(links)
+        uses, per_target = counts if counts is not None else anchor_counts(links)
         self.linking_pages = _linking_pages(links)
         self.link_names = names_from_counts(uses, per_target, MIN_COMMONNESS, MIN_NAME_USES)
         self.name_uses = per_target
@@ -560,15 +577,6 @@ class AnchorFinder:
                     found[bare.group(1)].add(current)
         self._owners[target.url] = found = dict(found)
         return found
-
-    @staticmethod
-    def plain_words(src: SourceText, i: int, j: int, span: tuple[int, int]) -> bool:
-        """Whether words i..j are plain words (every one in an English dictionary: "model fields",
-        "time zone") or a lower-case member name (``save()``, ``object_list``): what an editor links
-        only where the site links it; capitalised and dotted code names, and words no dictionary
-        knows (``QuerySet``, ``django.contrib.sites``, "URLconf"), are names whatever their share."""
-        content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
-        return _member_shaped(src, span) or all(zipf(src.raw[k]) > 0 for k in content)
 
     def link_probability(self, key: tuple[str, ...]) -> float:
         """The share of the content pages whose running text holds the phrase that link it (smoothed):
@@ -665,15 +673,15 @@ class AnchorFinder:
         breads" names the stale-bread page, "stales bread" (the verb) does not."""
         if name.evidence == "term":
             return True
-        inflected = [k for k in range(i, j) if src.raw[k].lower().replace("’", "'") != src.norms[k]]
+        inflected = [folded(src.raw[k]) for k in range(i, j) if folded(src.raw[k]) != src.norms[k]]
         if not inflected:
             return True
         written = self._written.get(target.url)
         if written is None:
             texts = [self.title_of(target), target.h1, target.url, *self.spellings.get(target.url, ())]
-            written = self._written[target.url] = {m.group().lower().replace("’", "'")
+            written = self._written[target.url] = {folded(m.group())
                                                    for text in texts for m in WORD.finditer(text or "")}
-        return all(src.raw[k].lower().replace("’", "'") in written for k in inflected)
+        return all(word in written for word in inflected)
 
     def numbered_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
         """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."."""
@@ -736,12 +744,12 @@ class AnchorFinder:
             s.parts["anchor_commonness"] = round(min(zipf(src.raw[k]) for k in content) / 8.0, 6)
             s.parts["anchor_in_code"] = float(any(a < span[1] and span[0] < b for a, b in src.code))
             s.parts["list_item"] = float(src.block_kind[i] == "list_item")
-            uses = self.name_uses.get(target.url, Counter())
-            s.parts["name_uses"] = float(uses.get(tuple(src.norms[i:j + 1]), 0))
-            s.parts["link_probability"] = round(self.link_probability(tuple(src.norms[i:j + 1])), 6)
-            s.parts["phrase_pages"] = float(self.occurrences.get(tuple(src.norms[i:j + 1]), 0))
-            s.parts["plain_words"] = float(self.plain_words(src, i, j, span))
+            key = tuple(src.norms[i:j + 1])
             member = _member_shaped(src, span)
+            s.parts["name_uses"] = float(self.name_uses.get(target.url, Counter()).get(key, 0))
+            s.parts["link_probability"] = round(self.link_probability(key), 6)
+            s.parts["phrase_pages"] = float(self.occurrences.get(key, 0))
+            s.parts["plain_words"] = float(member or plain_english(src, i, j))
             owners = self.owners(target).get(phrase.removesuffix("()"), set()) if member else set()
             s.parts["class_member"] = float(bool(owners))
             around = (src.block_text[i], self.pages[s.source_url].title)
@@ -762,9 +770,7 @@ class AnchorFinder:
         s.anchor, s.anchor_type, s.context = phrase, "title", ""
 
 
-def anchor_counts(
-    links: Iterable[Link],
-) -> tuple[Counter[tuple[str, ...]], dict[str, Counter[tuple[str, ...]]]]:
+def anchor_counts(links: Iterable[Link]) -> AnchorCounts:
     """How often each in-content anchor text (normalised words) is used, in all and per target URL."""
     uses: Counter[tuple[str, ...]] = Counter()
     per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
