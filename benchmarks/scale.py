@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/postprocess.py must not shadow the package
 
+import timing  # noqa: E402
 from timing import postprocess_run  # noqa: E402
 
 
@@ -43,6 +44,7 @@ def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path
 def run(crawl: Path, out: Path, extra: list[str]) -> dict:
     wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra])
     return {"seconds": round(wall, 1), "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
+            "peak_tree_pss_gb": round(timing.LAST_TREE_PSS_KB / 1024 / 1024, 2),
             "stages": summary.get("seconds", {}), "pages": summary.get("pages"),
             "links": summary.get("links"), "suggestions": summary.get("suggestions"),
             "embedded_pages": summary.get("embedding", {}).get("embedded_pages")}

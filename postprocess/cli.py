@@ -111,6 +111,9 @@ class Session:
     rejected: object = None
     confidence: object = None
     evidence: object = None  # rank's lexical evidence, reused by the confidence folds of the same run
+    finder: object = None  # the anchor finder, built by rank when it starts the confidence learning
+    passages: object = None  # paragraph vectors (their cache), shared the same way
+    learning: object = None  # the confidence model being learned on a second core (``Background``)
     decisions: dict[str, object] | None = None
 
     def timed(self, name: str, fn: Callable[[], object]) -> object:
@@ -225,13 +228,22 @@ def held_back_pairs(s: Session) -> dict[tuple[str, str], str]:
 def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
     from postprocess.apps.report import write_cannibalisation, write_parquet
-    from postprocess.pipeline import candidate_pool
+    from postprocess.background import Background
+    from postprocess.pipeline import candidate_pool, learn_in_background, workers
+    from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.scoring import Evidence
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
     held_back = held_back_pairs(s)
     s.evidence = s.timed("rank", lambda: Evidence(crawl, s.embeddings, s.options.neighbours))
+    if s.args.command == "run" and workers(s.options) > 1:
+        # The confidence model depends on the pages and links, not on this ranking: learned on the
+        # second core while this one ranks and anchors (the anchors stage collects it).
+        s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors))
+        s.passages = passage_vectors(s)
+        s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,
+                                s.finder, s.evidence)
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
                                        held_back=held_back))
@@ -246,9 +258,7 @@ def stage_anchors(s: Session) -> None:
     from postprocess.apps.report import read_suggestions, write_parquet
     from postprocess.pipeline import anchor_pool, learn_confidence, queue
     from postprocess.stages.anchors import AnchorFinder
-    from postprocess.stages.embed import model_identity
     from postprocess.stages.output import replace_atomically
-    from postprocess.stages.passages import PassageVectors
 
     crawl = s.get_crawl()
     _vectors_and_index(s)
@@ -256,6 +266,32 @@ def stage_anchors(s: Session) -> None:
         s.rows = read_suggestions(s.out / "candidates.parquet")
     if s.rejected is None:
         s.rejected = Counter()
+    passages = s.passages or passage_vectors(s)
+    finder = s.finder or s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors))
+    rows = s.timed("anchors",
+                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder))
+    if s.learning is not None:
+        model, made, learned = s.timed("confidence", s.learning.result)
+        for key, vector in made.items():  # paragraph vectors the second process made, for the cache
+            passages.vectors.setdefault(key, vector)
+        s.timings["confidence_learning"] = learned
+    else:
+        model = s.timed("confidence",
+                        lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
+                                                 s.evidence))
+    s.rows = queue(rows, model, s.options, s.rejected)
+    s.confidence = model
+    passages.save()
+    payload = json.dumps(model.to_json(), indent=2)
+    replace_atomically(s.out / "confidence.json", lambda tmp: tmp.write_text(payload))
+    write_parquet(s.out / "anchored.parquet", s.rows)
+
+
+def passage_vectors(s: Session):  # noqa: ANN201 - PassageVectors
+    """Paragraph vectors with the run's cache; the encoder is loaded only for a paragraph not in it."""
+    from postprocess.stages.embed import model_identity
+    from postprocess.stages.passages import PassageVectors
+
     model_id, _ = model_identity(s.args.model, s.options.prefix)
     if s.options.encoder == "static":
         model_id = f"static-{model_id}"
@@ -265,19 +301,7 @@ def stage_anchors(s: Session) -> None:
             s.model = s.timed("model", lambda: embedder_for(s))
         return s.model
 
-    passages = PassageVectors(encoder, s.out / "cache", model_id=model_id)
-    finder = AnchorFinder(crawl, s.options.title_anchors)
-    rows = s.timed("anchors",
-                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder))
-    model = s.timed("confidence",
-                    lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
-                                             s.evidence))
-    s.rows = queue(rows, model, s.options, s.rejected)
-    s.confidence = model
-    passages.save()
-    payload = json.dumps(model.to_json(), indent=2)
-    replace_atomically(s.out / "confidence.json", lambda tmp: tmp.write_text(payload))
-    write_parquet(s.out / "anchored.parquet", s.rows)
+    return PassageVectors(encoder, s.out / "cache", model_id=model_id)
 
 
 def stage_report(s: Session) -> None:

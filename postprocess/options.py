@@ -39,6 +39,8 @@ class Options:
     min_link_probability: float = 0.15
     unnamed_members: bool = False  # keep a class's member (save()) in a paragraph that names no such class
     title_anchors: bool = False  # keep pairs without a qualifying phrase, with the target's title to write in
+    # run
+    workers: int = 0  # processes: 0 = one per core (two are used), 1 = everything in one process
 
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -84,6 +86,9 @@ HELP: dict[str, str] = {
                        "Model) in a paragraph that names none of those classes",
     "title_anchors": "keep pairs with no qualifying phrase in the source, the target's title to write in "
                      "(anchor_type title)",
+    "workers": "processes: with 2 or more the site's confidence model is learned in a second process "
+               "while the first ranks and anchors (0: one per core this machine gives the run; 1: one "
+               "process)",
 }
 
 
@@ -95,6 +100,8 @@ def validate(options: Options) -> None:
     for name in positive:
         if getattr(options, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(options, name)}")
+    if options.workers < 0:
+        raise InputError(f"--workers must be 0 (one per core) or more, not {options.workers}")
     if options.device not in DEVICES:
         raise InputError(f"--device must be one of {', '.join(DEVICES)}, not {options.device!r}")
     if options.encoder not in ("transformer", "static"):

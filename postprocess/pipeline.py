@@ -16,6 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from postprocess.background import Background, available_workers
 from postprocess.options import Options
 from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import Suggestion, apply_caps, find_candidates
@@ -95,6 +98,22 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     return learn(crawl, options, pool)
 
 
+def workers(options: Options) -> int:
+    """Processes the run uses: ``--workers``, or one per core when it is 0."""
+    return options.workers or available_workers()
+
+
+def learn_in_background(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
+                         options: Options, finder: AnchorFinder, evidence: Evidence
+                         ) -> tuple[ConfidenceModel, dict[str, np.ndarray], float]:
+    """``learn_confidence``, with the paragraph vectors it made (for the parent's cache) and its seconds."""
+    started = time.perf_counter()
+    known = set(passages.vectors)
+    model = learn_confidence(crawl, embeddings, index, passages, options, finder, evidence)
+    made = {key: vector for key, vector in passages.vectors.items() if key not in known}
+    return model, made, round(time.perf_counter() - started, 3)
+
+
 def queue(rows: Sequence[Suggestion], model: ConfidenceModel, options: Options,
           rejected: Counter[str] | None = None) -> list[Suggestion]:
     """Set each row's confidence, cut at ``min_confidence``, take the caps most confident first."""
@@ -145,16 +164,27 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         timings["index"] = time.perf_counter() - started
     started = time.perf_counter()
     evidence = Evidence(crawl, embeddings, options.neighbours)
-    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence,
-                                              held_back=held_back)
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
     finder = AnchorFinder(crawl, options.title_anchors)
-    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder)
     timings["anchors"] = time.perf_counter() - started
+    learning = None
+    if confidence is None:  # independent of the ranking below: on a second core when there is one
+        learning = Background(learn_in_background, crawl, embeddings, index, passages, options, finder,
+                              evidence, fork=workers(options) > 1)
     started = time.perf_counter()
-    if confidence is None:
-        confidence = learn_confidence(crawl, embeddings, index, passages, options, finder, evidence)
+    rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence,
+                                              held_back=held_back)
+    timings["rank"] += time.perf_counter() - started
+    started = time.perf_counter()
+    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder)
+    timings["anchors"] += time.perf_counter() - started
+    started = time.perf_counter()
+    if learning is not None:
+        confidence, new_passages, _ = learning.result()
+        for key, vector in new_passages.items():
+            passages.vectors.setdefault(key, vector)
+    assert confidence is not None
     rows = queue(rows, confidence, options, rejected)
     timings["confidence"] = time.perf_counter() - started
     passages.save()

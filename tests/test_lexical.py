@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from postprocess.stages.lexical import LexicalIndex, NameIndex, clean_title, site_title_parts, tokens
+from postprocess.stages.lexical import (
+    AnchorUses,
+    LexicalIndex,
+    NameIndex,
+    clean_title,
+    site_title_parts,
+    tokens,
+)
 
 
 @pytest.mark.parametrize(
@@ -128,10 +135,34 @@ def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:
     fold_uses = [(3, 0, "espresso guide"), (0, 1, "equipment")]  # some links hidden: fewer names
     fold = NameIndex(titles, fold_uses, texts, base=site)
     scanned = NameIndex(titles, fold_uses, texts)
-    assert fold.page_names == scanned.page_names
+    assert list(fold.page_names) == scanned.page_names
     assert [list(c) for c in fold.page_names] == [list(c) for c in scanned.page_names]  # same order
+    assert all(fold.mentioned.get(w, 0) == scanned.mentioned.get(w, 0) for w in fold.by_words)
     assert fold.keyphraseness == scanned.keyphraseness
     assert all(fold.mentions(s) == scanned.mentions(s) for s in range(4))
     # a name the site index does not have: the texts are scanned
     other = NameIndex(titles, [(1, 2, "kettle")], texts, base=site)
     assert ("kettle",) in other.page_names[2]
+
+
+def test_anchor_names_are_counted_alike_from_columns_and_from_link_rows() -> None:
+    """The columns (every distinct anchor text split once, links grouped in NumPy) give the names,
+    commonness, spellings, order and keyphraseness the loop over every link gives."""
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
+    texts = ["A burr grinder and the espresso guide.", "Espresso  guide, grinders and burr grinders.",
+             "pour over, espresso guide", "home"]
+    uses = [(1, 0, "Espresso  guide"), (2, 0, "espresso guide"), (2, 0, "espresso guide"),
+            (0, 1, "burr grinder"), (3, 1, "burr grinder"),
+            (1, 1, "burr grinder"),  # a page's link to itself names nothing
+            (0, 2, "here"), (3, 0, "burr grinder"), (0, 3, "")]
+    texts_of = sorted({anchor for _, _, anchor in uses}) + ["unused"]
+    columns = AnchorUses(np.array([s for s, _, _ in uses]), np.array([t for _, t, _ in uses]),
+                         np.array([texts_of.index(a) for _, _, a in uses], dtype=np.int32), texts_of)
+    rows = NameIndex(titles, uses, texts)
+    cols = NameIndex(titles, columns, texts)
+    assert list(cols.by_words) == list(rows.by_words)
+    assert cols.by_words == rows.by_words
+    assert cols.by_words[("espresso", "guide")][0].phrase == "Espresso guide"  # the first spelling
+    assert cols.keyphraseness == rows.keyphraseness
+    assert cols.keyphraseness[("burr", "grinder")] == pytest.approx(3 / 3)  # 2 pages link it, 2 mention it
+    assert cols.page_names == rows.page_names

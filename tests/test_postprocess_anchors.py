@@ -444,3 +444,29 @@ def test_pages_linking_each_anchor_text_are_counted_alike_from_columns_and_objec
     counted = _linking_pages(links)
     assert counted == {("template", "tag"): 2, ("the",): 1, ("urlconf",): 1}
     assert _linking_pages(LinkTable.from_links(links)) == counted
+
+
+def test_anchor_counts_and_spellings_are_alike_from_columns_and_objects():
+    """The link table counts each distinct (anchor, target) once with its number of links: the same
+    counts, in the same order, and the same spellings as a loop over every link."""
+    from postprocess.stages.anchors import anchor_counts
+    from postprocess.stages.links import LinkTable
+
+    links = [Link("a", "t", "Template tags"), Link("a", "t", "template tag"), Link("b", "t", "template tag"),
+             Link("b", "u", "URLconf"), Link("c", "t", "template tag", position="nav"),
+             Link("c", "u", "URLconf"), Link("u", "u", "URLconf"), Link("b", "t", "the"),
+             Link("a", "u", "template  tag")]
+    table = LinkTable.from_links(links)
+    uses, per_target = anchor_counts(links)
+    assert uses == {("template", "tag"): 4, ("urlconf",): 2}
+    assert per_target == {"t": {("template", "tag"): 3}, "u": {("urlconf",): 2, ("template", "tag"): 1}}
+    table_uses, table_per_target = anchor_counts(table)
+    assert list(table_uses.items()) == list(uses.items())
+    assert [(t, list(c.items())) for t, c in table_per_target.items()] == [
+        (t, list(c.items())) for t, c in per_target.items()]
+    pages = [Page(url=u, title=u, text="x", kind="content") for u in "abctu"]
+    by_rows = AnchorFinder(Crawl(pages=pages, links=links))
+    by_columns = AnchorFinder(Crawl(pages=pages, links=table))
+    assert by_rows.spellings == by_columns.spellings
+    assert by_columns.spellings["u"] == {"URLconf", "template tag"}
+    assert by_rows.link_names == by_columns.link_names

@@ -496,13 +496,19 @@ class AnchorFinder:
         # site writes it for that target (`Func` the class, not `func` the argument).
         self.spellings: dict[str, set[str]] = defaultdict(set)
         spelled: dict[str, str] = {}
-        for _, target, anchor in content_uses(links):
+        if isinstance(links, LinkTable):  # each distinct (anchor, target) once
+            texts, urls = links.anchors, links.urls
+            given: Iterable[tuple[object, str, str]] = (
+                (None, urls[t], texts[a]) for a, t, _ in zip(*links.anchor_groups(), strict=True))
+        else:
+            given = content_uses(links)
+        for _, target, anchor in given:
             if anchor:
                 spelling = spelled.get(anchor)
                 if spelling is None:
                     spelling = spelled[anchor] = " ".join(anchor.split())
                 self.spellings[target].add(spelling)
-        self.own_names = {url: self._own_names(page) for url, page in self.pages.items()}
+        self._own: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # own_names, made when asked
         self._names: dict[str, list[Name]] = {}
         self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
         self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
@@ -593,6 +599,13 @@ class AnchorFinder:
                  (tuple(url_words(page.url)), "slug")]
         return [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
 
+    def own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+        """The page's own names, then the names its links and terms give it."""
+        found = self._own.get(page.url)
+        if found is None:
+            found = self._own[page.url] = self._own_names(page)
+        return found
+
     def _own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
         names = [(key, "link") for key in self.link_names.get(page.url, ())]
         names += [(key, "term") for key in self.terms.get(page.url, ())]
@@ -612,7 +625,7 @@ class AnchorFinder:
             if old is None or old.rank < rank:
                 found[key] = Name(key, evidence, rank)
 
-        for key, evidence in self.own_names.get(target.url, ()):
+        for key, evidence in self.own_names(target) if target.url in self.pages else ():
             add(key, evidence)
             if evidence in ("title", "slug"):
                 for part in _sub_phrases(key):
@@ -775,8 +788,14 @@ def anchor_counts(links: Iterable[Link]) -> AnchorCounts:
     uses: Counter[tuple[str, ...]] = Counter()
     per_target: dict[str, Counter[tuple[str, ...]]] = defaultdict(Counter)
     keys: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
-    for source, target, anchor in content_uses(links):
-        if not anchor or source == target:
+    if isinstance(links, LinkTable):  # each distinct (anchor, target) once, with its number of links
+        texts, urls = links.anchors, links.urls
+        groups: Iterable[tuple[str, str, int]] = (
+            (texts[a], urls[t], n) for a, t, n in zip(*links.anchor_groups(skip_self=True), strict=True))
+    else:
+        groups = ((anchor, target, 1) for source, target, anchor in content_uses(links) if source != target)
+    for anchor, target, n in groups:
+        if not anchor:
             continue
         key = keys.get(anchor)
         if key is None:
@@ -787,8 +806,8 @@ def anchor_counts(links: Iterable[Link]) -> AnchorCounts:
             keys[anchor] = key
         if not key:
             continue
-        uses[key] += 1
-        per_target[target][key] += 1
+        uses[key] += n
+        per_target[target][key] += n
     return uses, per_target
 
 

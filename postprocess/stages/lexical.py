@@ -195,18 +195,107 @@ def _is_generic(words: Sequence[str]) -> bool:
     return all(w in ENGLISH_STOP_WORDS or len(w) < 2 or w.isdigit() for w in words)
 
 
+@dataclass
+class AnchorUses:
+    """In-content links between indexed pages as columns, in link order: source and target rows,
+    and each link's anchor as an id into ``texts`` (a crawl's ``LinkTable`` anchors)."""
+
+    source: np.ndarray
+    target: np.ndarray
+    anchor: np.ndarray
+    texts: Sequence[str]
+
+
+@dataclass
+class _AnchorCounts:
+    """What a site's in-content links say of its anchor names."""
+
+    pairs: list[tuple[tuple[str, ...], int, int, str]]  # (words, target, links, spelling), first seen first
+    uses: Counter[tuple[str, ...]]  # links using each anchor name
+    sources: dict[tuple[str, ...], int]  # distinct pages linking with each anchor name
+
+
+def _usable(words: tuple[str, ...]) -> bool:
+    return not _is_generic(words) and len(words) <= MAX_NAME_TOKENS
+
+
+def _count_anchor_uses(anchor_uses: Iterable[tuple[int, int, str]]) -> _AnchorCounts:
+    use_count: Counter[tuple[str, ...]] = Counter()
+    pair_count: Counter[tuple[tuple[str, ...], int]] = Counter()
+    linking_sources: dict[tuple[str, ...], set[int]] = defaultdict(set)
+    spelled: dict[tuple[tuple[str, ...], int], str] = {}
+    split: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
+    for source, target, anchor in anchor_uses:
+        words = split.get(anchor)
+        if words is None:
+            words = split[anchor] = tuple(tokens(anchor))
+        if not _usable(words) or source == target:
+            continue
+        use_count[words] += 1
+        pair_count[(words, target)] += 1
+        linking_sources[words].add(source)
+        spelled.setdefault((words, target), " ".join(anchor.split()))
+    pairs = [(words, target, n, spelled[(words, target)]) for (words, target), n in pair_count.items()]
+    return _AnchorCounts(pairs, use_count, {words: len(found) for words, found in linking_sources.items()})
+
+
+def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
+    """``_count_anchor_uses`` in NumPy: each distinct anchor text split once, links grouped by
+    (name, target) and (name, source) pair keys instead of a loop over every link."""
+    names: dict[tuple[str, ...], int] = {}
+    present = np.unique(uses.anchor)
+    name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int64)
+    for a in present.tolist():
+        words = tuple(tokens(uses.texts[a] or ""))
+        if _usable(words):
+            name_of_text[a] = names.setdefault(words, len(names))
+    name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int64)
+    keep = (name >= 0) & (uses.source != uses.target)
+    name, source, target = name[keep], uses.source[keep].astype(np.int64), uses.target[keep].astype(np.int64)
+    anchor = uses.anchor[keep]
+    width = int(max(source.max(initial=-1), target.max(initial=-1))) + 1
+    keys, first, counts = np.unique(name * width + target, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    words_of = list(names)
+    texts = uses.texts
+    pairs = [(words_of[k // width], k % width, n, " ".join((texts[a] or "").split()))
+             for k, n, a in zip(keys[order].tolist(), counts[order].tolist(), anchor[first[order]].tolist(),
+                                strict=True)]
+    use_count: Counter[tuple[str, ...]] = Counter()
+    for words, _, n, _ in pairs:
+        use_count[words] += n
+    distinct = np.unique(name * width + source) // width if width else np.zeros(0, dtype=np.int64)
+    linking = np.bincount(distinct, minlength=len(names)) if len(names) else np.zeros(0, dtype=np.int64)
+    return _AnchorCounts(pairs, use_count, {words_of[k]: int(n) for k, n in enumerate(linking.tolist()) if n})
+
+
+class _FilteredNames(Sequence[Counter[tuple[str, ...]]]):
+    """Per page, a site index's name counts kept to the names of a smaller index (a fold's), made
+    when a page is asked for: filtering every page up front costs a pass over the whole site."""
+
+    def __init__(self, counts: Sequence[Counter[tuple[str, ...]]], names: dict[tuple[str, ...], list[_Name]]):
+        self._counts, self._names = counts, names
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __getitem__(self, i: int) -> Counter[tuple[str, ...]]:  # type: ignore[override]
+        names = self._names
+        return Counter({w: n for w, n in self._counts[i].items() if w in names})
+
+
 class NameIndex:
     """Names pages are known by, and where page texts mention them.
 
     ``names`` are (target row, phrase, kind) triples; anchor names come from the
     links that are already on the site (``anchor_uses``: (source row, target row,
-    anchor text) of in-content links).
+    anchor text) of in-content links, or the same as columns).
     """
 
     def __init__(
         self,
         titles: Sequence[tuple[str, str]],
-        anchor_uses: Iterable[tuple[int, int, str]],
+        anchor_uses: Iterable[tuple[int, int, str]] | AnchorUses,
         texts: Sequence[str],
         lines: Iterable[str] | None = None,
         base: NameIndex | None = None,
@@ -216,24 +305,10 @@ class NameIndex:
         its names include all of these, its counts are filtered instead of scanning the texts again."""
         self.by_words: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
         # Anchor names: commonness = share of the anchor's uses that point to this target.
-        use_count: Counter[tuple[str, ...]] = Counter()
-        pair_count: Counter[tuple[tuple[str, ...], int]] = Counter()
-        linking_sources: dict[tuple[str, ...], set[int]] = defaultdict(set)
-        spelled: dict[tuple[tuple[str, ...], int], str] = {}
-        split: dict[str, tuple[str, ...]] = {}  # a site reuses its anchor texts: each is split once
-        for source, target, anchor in anchor_uses:
-            words = split.get(anchor)
-            if words is None:
-                words = split[anchor] = tuple(tokens(anchor))
-            if _is_generic(words) or len(words) > MAX_NAME_TOKENS or source == target:
-                continue
-            use_count[words] += 1
-            pair_count[(words, target)] += 1
-            linking_sources[words].add(source)
-            spelled.setdefault((words, target), " ".join(anchor.split()))
-        for (words, target), n in pair_count.items():
-            name = _Name(target, spelled[(words, target)], "anchor", n / use_count[words])
-            self.by_words[words].append(name)
+        counts = (_count_anchor_columns(anchor_uses) if isinstance(anchor_uses, AnchorUses)
+                  else _count_anchor_uses(anchor_uses))
+        for words, target, n, spelling in counts.pairs:
+            self.by_words[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
         # Page names: h1 and cleaned title; commonness shared among pages with the same name.
         owners: dict[tuple[str, ...], list[tuple[int, str, str]]] = defaultdict(list)
         for row, (h1, title) in enumerate(titles):
@@ -248,28 +323,36 @@ class NameIndex:
             for row, phrase, kind in pages:
                 if not any(n.target == row for n in self.by_words[words]):
                     self.by_words[words].append(_Name(row, phrase, kind, 1.0 / len(pages)))
-        # One compiled multi-pattern matcher (Aho-Corasick) finds every name in a text in one pass.
-        self._matcher = ahocorasick.Automaton()
-        for words in self.by_words:
-            self._matcher.add_word(" " + " ".join(words) + " ", words)
-        if len(self._matcher):
-            self._matcher.make_automaton()
+        self._automaton: ahocorasick.Automaton | None = None
         # Keyphraseness: share of the pages mentioning a name that link it.
         if base is not None and all(words in base.by_words for words in self.by_words):
             # Every occurrence of every name is counted (overlapping ones too), so a page's counts
-            # of fewer names are its counts of more names, filtered (in the same first-seen order).
-            self.page_names = [Counter({w: n for w, n in names.items() if w in self.by_words})
-                               for names in base.page_names]
+            # of fewer names are its counts of more names, filtered (in the same first-seen order),
+            # and the pages mentioning each name are the base's.
+            self.page_names: Sequence[Counter[tuple[str, ...]]] = _FilteredNames(base.page_names,
+                                                                                 self.by_words)
+            self.mentioned = base.mentioned
         else:
             lines = lines if lines is not None else (token_line(text) for text in texts)
             self.page_names = [self._names_in(line) for line in lines]
-        mentioned: Counter[tuple[str, ...]] = Counter()
-        for found in self.page_names:
-            mentioned.update(found.keys())
+            self.mentioned = Counter()
+            for found in self.page_names:
+                self.mentioned.update(found.keys())
         self.keyphraseness: dict[tuple[str, ...], float] = {}
         for words in self.by_words:
-            linked = len(linking_sources.get(words, ()))
-            self.keyphraseness[words] = min(1.0, (linked + 1) / (mentioned.get(words, 0) + 1))
+            linked = counts.sources.get(words, 0)
+            self.keyphraseness[words] = min(1.0, (linked + 1) / (self.mentioned.get(words, 0) + 1))
+
+    @property
+    def _matcher(self) -> ahocorasick.Automaton:
+        """One compiled multi-pattern matcher (Aho-Corasick) that finds every name in a text in one pass."""
+        if self._automaton is None:
+            self._automaton = ahocorasick.Automaton()
+            for words in self.by_words:
+                self._automaton.add_word(" " + " ".join(words) + " ", words)
+            if len(self._automaton):
+                self._automaton.make_automaton()
+        return self._automaton
 
     def _names_in(self, line: str) -> Counter[tuple[str, ...]]:
         """Every occurrence of every name in a ``token_line`` (overlapping ones too)."""

@@ -10,6 +10,8 @@ from pathlib import Path
 #: Every crawled page's URL and clean title, written by the report stage (``apps.report``): what
 #: ``serve`` answers for a page that has no suggestion.
 PAGES_FILE = "pages.parquet"
+#: No progress bars (a background worker's: the bars are the parent's).
+QUIET = False
 
 
 def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
@@ -27,7 +29,7 @@ def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> Non
 
 def progress(total: int, desc: str, unit: str = "it"):  # noqa: ANN201 - tqdm or None
     """A tqdm bar on stderr when stderr is a terminal; None otherwise (logs and pipes stay clean)."""
-    if not sys.stderr.isatty():
+    if QUIET or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 

@@ -31,10 +31,16 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from postprocess.options import Options
 from postprocess.stages.links import LinkTable, content_uses
 from postprocess.stages.load import Crawl, Page
+
+if TYPE_CHECKING:
+    from postprocess.stages.lexical import AnchorUses
 
 #: Parts always present, in CSV column order (``score_parts`` may add more).
 PART_COLUMNS = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "date_factor")
@@ -164,8 +170,18 @@ def inbound_counts(crawl: Crawl) -> Counter[str]:
     return Counter(target for _, target in pairs)
 
 
-def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]]:
-    """(source row, target row, anchor text) of the crawl's in-content links between indexed pages."""
+def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]] | AnchorUses:
+    """(source row, target row, anchor text) of the crawl's in-content links between indexed pages
+    (as columns when the links are a table)."""
+    from postprocess.stages.lexical import AnchorUses
+
+    links = crawl.links
+    if isinstance(links, LinkTable):
+        rows = np.fromiter((row.get(url, -1) for url in links.urls), dtype=np.int64, count=len(links.urls))
+        mask = links.content()
+        source, target = rows[links.source[mask]], rows[links.target[mask]]
+        keep = (source >= 0) & (target >= 0)
+        return AnchorUses(source[keep], target[keep], links.anchor[mask][keep], links.anchors)
     return [(row[source], row[target], anchor or "") for source, target, anchor in content_uses(crawl.links)
             if source in row and target in row]
 

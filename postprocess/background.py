@@ -1,0 +1,87 @@
+"""Work on the second core: a function run in a forked child while the parent goes on.
+
+A fork shares the parent's memory copy-on-write, so the child starts with everything the
+parent built (the crawl, the evidence, the anchor finder) without copying or pickling it;
+only the result travels back, pickled through a pipe. The child runs torch on one thread: a
+fork after torch's OpenMP pool has run would otherwise hang in the child's first parallel
+operation. Where there is no ``fork`` (or one core, or ``workers`` 1) the function simply
+runs in the parent when its result is asked for; if the child dies (killed for memory, say)
+it runs again there, so a result is never lost.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def available_workers() -> int:
+    """Processes worth running at once on this machine (cores this process may use)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _single_threaded() -> None:
+    """The child's torch on one thread (its OpenMP pool is the parent's and did not survive the fork)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    from postprocess.stages import output
+
+    output.QUIET = True  # progress bars are the parent's
+
+
+class Background(Generic[T]):
+    """``function(*args)`` computed in a forked child (when ``fork`` is true and possible); ``result()``
+    waits for it."""
+
+    def __init__(self, function: Callable[..., T], *args: object, fork: bool = True) -> None:
+        self._function, self._args = function, args
+        self._pid: int | None = None
+        self._read = -1
+        self.forked = fork and hasattr(os, "fork")
+        if not self.forked:
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
+            os.close(read)
+            code = 0
+            try:
+                _single_threaded()
+                payload = pickle.dumps(("ok", function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+                payload = pickle.dumps(("error", f"{type(error).__name__}: {error}"))
+                code = 1
+            try:
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(payload)
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._pid, self._read = pid, read
+
+    def result(self) -> T:
+        """The function's value: the child's, or computed here when there was no child or it died
+        without one. An exception the function raised in the child is raised here as RuntimeError."""
+        if self._pid is None:
+            return self._function(*self._args)
+        with os.fdopen(self._read, "rb") as pipe:
+            payload = pipe.read()
+        os.waitpid(self._pid, 0)
+        self._pid = None
+        if not payload:  # the child died before answering (out of memory, a signal): do it here
+            return self._function(*self._args)
+        status, value = pickle.loads(payload)
+        if status != "ok":
+            raise RuntimeError(f"background work failed: {value}")
+        return value

@@ -1,0 +1,81 @@
+"""Background work: a function run in a forked child while the parent goes on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from postprocess.background import Background, available_workers
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+PARENT = os.getpid()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def where(n: int) -> tuple[int, int]:
+    return os.getpid(), n * n
+
+
+def die_in_a_child(n: int) -> tuple[int, int]:
+    if os.getpid() != PARENT:
+        os._exit(9)  # killed before answering (as the kernel's out-of-memory killer would)
+    return where(n)
+
+
+def fail(n: int) -> None:
+    raise ValueError(f"no square for {n}")
+
+
+def test_the_function_runs_in_a_child_and_its_value_comes_back():
+    job = Background(where, 12)
+    pid, value = job.result()
+    assert value == 144 and pid != os.getpid()
+    assert job.forked
+
+
+def test_without_fork_it_runs_here_when_asked():
+    job = Background(where, 3, fork=False)
+    assert job.result() == (os.getpid(), 9)
+
+
+def test_a_child_that_dies_is_replaced_by_the_parent():
+    assert Background(die_in_a_child, 5).result() == (os.getpid(), 25)
+
+
+def test_an_error_in_the_child_is_raised_in_the_parent():
+    with pytest.raises(RuntimeError, match="ValueError: no square for 4"):
+        Background(fail, 4).result()
+
+
+def test_torch_runs_in_a_child_after_the_parent_used_its_threads():
+    """A fork after torch's OpenMP pool ran hangs the child's first parallel operation unless the
+    child runs torch on one thread (in a process of its own: a hang fails the test, not the suite)."""
+    pytest.importorskip("torch")
+    script = """
+import torch
+from postprocess.background import Background
+torch.set_num_threads(2)
+x = torch.randn(600, 600)
+for _ in range(3):
+    x @ x  # the parent's thread pool is up
+print(abs(Background(lambda: float((x @ x).sum())).result() - float((x @ x).sum())) < 1e-2)
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the parent and its hung child
+        process.communicate()
+        pytest.fail("the child hung on torch's threads")
+    assert out.strip() == "True", err[-500:]
+
+
+def test_workers_are_the_cores_this_process_may_use():
+    assert 1 <= available_workers() <= (os.cpu_count() or 1)
