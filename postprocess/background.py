@@ -11,13 +11,15 @@ it runs again there, so a result is never lost.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 
 def available_workers() -> int:
@@ -85,3 +87,40 @@ class Background(Generic[T]):
         if status != "ok":
             raise RuntimeError(f"background work failed: {value}")
         return value
+
+
+R = TypeVar("R")
+
+#: Items per chunk that ``in_chunks`` hands out (small enough to balance, big enough not to wait on the lock).
+CHUNK = 64
+
+
+def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: bool = True,
+              chunk: int | None = None) -> list[R]:
+    """``work`` over chunks of ``items`` shared by this process and a forked second one: each takes the
+    next chunk when it is free (a shared counter), so a process slowed by other work (the confidence
+    model's, on the same cores) does less. The results come back in chunk order, as one process
+    would have made them."""
+    chunk = chunk or CHUNK
+    chunks = [items[start:start + chunk] for start in range(0, len(items), chunk)]
+    if not (fork and hasattr(os, "fork")) or len(chunks) < 2:
+        return [work(part) for part in chunks]
+    counter = multiprocessing.get_context("fork").Value("q", 0)
+
+    def take() -> list[tuple[int, R]]:
+        out: list[tuple[int, R]] = []
+        while True:
+            with counter.get_lock():
+                number = counter.value
+                counter.value += 1
+            if number >= len(chunks):
+                return out
+            out.append((number, work(chunks[number])))
+
+    other = Background(take)
+    results = dict(take())
+    results.update(other.result())
+    for number, part in enumerate(chunks):  # the second process died: its chunks are done here
+        if number not in results:
+            results[number] = work(part)
+    return [results[number] for number in range(len(chunks))]

@@ -256,7 +256,7 @@ def stage_anchors(s: Session) -> None:
     from collections import Counter
 
     from postprocess.apps.report import read_suggestions, write_parquet
-    from postprocess.pipeline import anchor_pool, learn_confidence, queue
+    from postprocess.pipeline import anchor_pool, learn_confidence, queue, workers
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.output import replace_atomically
 
@@ -269,7 +269,8 @@ def stage_anchors(s: Session) -> None:
     passages = s.passages or passage_vectors(s)
     finder = s.finder or s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors))
     rows = s.timed("anchors",
-                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder))
+                   lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder,
+                                       workers(s.options)))
     if s.learning is not None:
         model, made, learned = s.timed("confidence", s.learning.result)
         for key, vector in made.items():  # paragraph vectors the second process made, for the cache

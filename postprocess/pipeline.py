@@ -68,10 +68,11 @@ def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, optio
 
 def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, passages: PassageVectors,
                 options: Options, rejected: Counter[str] | None = None,
-                finder: AnchorFinder | None = None) -> list[Suggestion]:
-    """Rows with a phrase of the source's running text that names the target, about the target."""
+                finder: AnchorFinder | None = None, workers: int = 1) -> list[Suggestion]:
+    """Rows with a phrase of the source's running text that names the target, about the target
+    (``workers``: processes that choose anchors, see ``add_anchors``)."""
     rejected = rejected if rejected is not None else Counter()
-    add_anchors(crawl, rows, finder or AnchorFinder(crawl, options.title_anchors))
+    add_anchors(crawl, rows, finder or AnchorFinder(crawl, options.title_anchors), workers=workers)
     anchored = [s for s in rows if s.anchor]
     rejected["no_anchor"] += len(rows) - len(anchored)
     add_passage_scores(anchored, embeddings, passages)
@@ -177,7 +178,7 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
                                               held_back=held_back)
     timings["rank"] += time.perf_counter() - started
     started = time.perf_counter()
-    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder)
+    rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder, workers(options))
     timings["anchors"] += time.perf_counter() - started
     started = time.perf_counter()
     if learning is not None:

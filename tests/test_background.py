@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,30 @@ print(abs(Background(lambda: float((x @ x).sum())).result() - float((x @ x).sum(
 
 def test_workers_are_the_cores_this_process_may_use():
     assert 1 <= available_workers() <= (os.cpu_count() or 1)
+
+
+def test_chunks_shared_by_two_processes_come_back_in_order():
+    from postprocess import background
+
+    def work(part: list[int]) -> list[tuple[int, int]]:
+        time.sleep(0.005)  # work that takes time: the second process is up before the first is done
+        return [(os.getpid(), n * 2) for n in part]
+
+    items = list(range(1000))
+    results = background.in_chunks(work, items, chunk=7)
+    assert [n for part in results for _, n in part] == [n * 2 for n in items]
+    assert len({pid for part in results for pid, _ in part}) == 2  # both processes took chunks
+    assert background.in_chunks(lambda part: list(part), items, fork=False, chunk=300) == [
+        items[:300], items[300:600], items[600:900], items[900:]]
+
+
+def test_chunks_the_second_process_took_are_done_here_when_it_dies():
+    from postprocess import background
+
+    def work(part: list[int]) -> list[tuple[int, int]]:
+        if os.getpid() != PARENT and part[0] >= 50:
+            os._exit(9)  # the child dies after some chunks
+        return [(os.getpid(), n) for n in part]
+
+    results = background.in_chunks(work, list(range(100)), chunk=5)
+    assert [n for part in results for _, n in part] == list(range(100))

@@ -85,3 +85,31 @@ def test_rows_whose_paragraph_is_not_about_the_target_leave(site):
     strict = suggest(crawl, dataclasses.replace(LOW, min_passage=0.99), embeddings=emb)
     assert kept.rows and all(s.parts["passage"] >= LOW.min_passage for s in kept.rows)
     assert strict.rows == [] and strict.rejected["passage_off_topic"] >= len(kept.rows)
+
+
+def test_two_processes_rank_and_anchor_what_one_does(site, monkeypatch):
+    """Every other source scored and anchored in a forked second process: the pools meet before the
+    sort and the caps, the anchors come back onto the same rows — the queue one process makes."""
+    from postprocess import background
+    from postprocess.stages import candidates
+
+    crawl, emb = site
+    one = suggest(crawl, dataclasses.replace(LOW, workers=1), bundled_model(), embeddings=emb)
+    forks: list[bool] = []
+    real = background.Background.__init__
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        real(self, *args, **kwargs)
+        forks.append(self.forked)
+
+    monkeypatch.setattr(candidates, "SPLIT_MIN_SOURCES", 1)
+    monkeypatch.setattr(background, "CHUNK", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
+    assert forks == [True, True, True]  # the confidence model, then a second process for the ranking
+    # and one for the anchors, each taking chunks of sources as it is free
+    assert [dataclasses.asdict(s) for s in two.rows] == [dataclasses.asdict(s) for s in one.rows]
+    assert [dataclasses.asdict(s) for s in two.cannibalisation] == [
+        dataclasses.asdict(s) for s in one.cannibalisation]
+    assert two.rejected == one.rejected
+    assert two.confidence.to_json() == one.confidence.to_json()

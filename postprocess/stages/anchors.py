@@ -835,16 +835,33 @@ def names_from_counts(uses: Counter[tuple[str, ...]], per_target: dict[str, Coun
 
 
 def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None,
-                allow_title: bool = False) -> None:
-    """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "")."""
+                allow_title: bool = False, workers: int = 1) -> None:
+    """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "").
+    With ``workers`` above 1 and at least ``SPLIT_MIN_SOURCES`` sources, the sources are shared in
+    chunks with a forked second process (a source's anchors depend on it alone)."""
+    from postprocess.background import in_chunks
+    from postprocess.stages.candidates import SPLIT_MIN_SOURCES
+
     finder = finder or AnchorFinder(crawl, allow_title)
     by_source: dict[str, list[Suggestion]] = defaultdict(list)
     for s in suggestions:
         by_source[s.source_url].append(s)
-    bar = progress(len(by_source), "anchors", "page") if by_source else None
-    for source_url, group in by_source.items():
-        finder.choose(source_url, group)
+    groups = list(by_source.values())
+    bar = progress(len(groups), "anchors", "page") if groups else None
+
+    def choose(part: Sequence[list[Suggestion]]) -> Sequence[list[Suggestion]]:
+        for group in part:
+            finder.choose(group[0].source_url, group)
         if bar is not None:
-            bar.update(1)
+            bar.update(len(part))
+        return part
+
+    split = workers > 1 and len(groups) >= SPLIT_MIN_SOURCES
+    chosen = [group for part in in_chunks(choose, groups, fork=split) for group in part]
+    for group, done in zip(groups, chosen, strict=True):
+        if done is not group:  # chosen in the second process: onto the caller's rows
+            for s, row in zip(group, done, strict=True):
+                for name in Suggestion.__slots__:
+                    setattr(s, name, getattr(row, name))
     if bar is not None:
         bar.close()

@@ -10,7 +10,7 @@ source has fewer than ``per_source`` and the target fewer than ``per_target``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from postprocess.options import Options
@@ -113,7 +113,7 @@ def sort_key(s: Suggestion) -> tuple[float, str, str]:
     return (-s.score, s.source_url, s.target_url)
 
 
-def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: str, similarity: float,
+def _record_duplicate(duplicates: Duplicates, a: str, b: str, similarity: float,
                       linked: Container[tuple[str, str]]) -> None:
     """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
     first, second = sorted((a, b))
@@ -121,6 +121,12 @@ def _record_duplicate(duplicates: dict[tuple[str, str], Suggestion], a: str, b: 
         both_ways = (first, second) in linked or (second, first) in linked
         duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
             "similarity": round(similarity, 6), "already_linked": float(both_ways)})
+
+
+#: Below this many sources the ranking stays in one process (a fork costs more than it saves).
+SPLIT_MIN_SOURCES = 2000
+
+Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
@@ -135,23 +141,54 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
+    With ``options.workers`` above 1 and at least ``SPLIT_MIN_SOURCES`` sources, the sources are
+    scored in chunks shared with a forked second process; the pools meet, in source order, before
+    the sort and the caps, so the queue is the one a single process ranks.
     """
-    held_back = held_back or {}
+    from postprocess.background import available_workers, in_chunks
+
     pages = {p.url: p for p in crawl.pages}
-    linked = pair_set(crawl.links, options.content_links_only)
-    all_linked = pair_set(crawl.links) if options.content_links_only else linked
     context = scoring.ScoringContext(crawl=crawl, options=options,
                                      reference=scoring.crawl_reference_date(crawl),
                                      evidence=evidence or scoring.Evidence(crawl, embeddings,
                                                                            options.neighbours))
+    items = [(item, url) for item, url in enumerate(index.urls)
+             if url in pages and (sources is None or url in sources)]
+    linked = pair_set(crawl.links, options.content_links_only)
+    all_linked = pair_set(crawl.links) if options.content_links_only else linked
+    held_back = held_back or {}
+
+    def score(part: Sequence[tuple[int, str]]) -> tuple[list[Suggestion], Duplicates, Counter[str]]:
+        return _score_sources(part, pages, index, options, context, linked, all_linked, held_back)
+
+    split = (sources is None and (options.workers or available_workers()) > 1
+             and len(items) >= SPLIT_MIN_SOURCES)
+    pool: list[Suggestion] = []
+    duplicates: Duplicates = {}
+    rejected: Counter[str] = Counter()
+    for more, more_duplicates, more_rejected in in_chunks(score, items, fork=split):  # in source order
+        pool += more
+        rejected.update(more_rejected)
+        for pair, row in more_duplicates.items():  # the first source that saw the pair keeps it
+            duplicates.setdefault(pair, row)
+    pool.sort(key=sort_key)
+    queue = apply_caps(pool, pool_size or options.per_source, pool_targets or options.per_target)
+    rejected["over_cap"] += len(pool) - len(queue)
+    cannibal = sorted(duplicates.values(), key=sort_key)
+    return queue, cannibal, rejected
+
+
+def _score_sources(items: Sequence[tuple[int, str]], pages: Mapping[str, Page], index: PageIndex,
+                   options: Options, context: scoring.ScoringContext, linked: Container[tuple[str, str]],
+                   all_linked: Container[tuple[str, str]], held_back: Mapping[tuple[str, str], str],
+                   ) -> tuple[list[Suggestion], Duplicates, Counter[str]]:
+    """Every pair of these (index item, URL) sources that passes the filters, scored (no caps)."""
     rejected: Counter[str] = Counter()
     pool: list[Suggestion] = []
-    duplicates: dict[tuple[str, str], Suggestion] = {}
+    duplicates: Duplicates = {}
     count = max(options.neighbours, options.per_source)
-    for item, url in enumerate(index.urls):
-        source = pages.get(url)
-        if source is None or (sources is not None and url not in sources):
-            continue
+    for item, url in items:
+        source = pages[url]
         reason = source_exclusion(source, options)
         if reason:
             rejected[reason] += 1
@@ -178,8 +215,4 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
                 rejected["below_min_score"] += 1
                 continue
             pool.append(Suggestion(source.url, target.url, score, parts))
-    pool.sort(key=sort_key)
-    queue = apply_caps(pool, pool_size or options.per_source, pool_targets or options.per_target)
-    rejected["over_cap"] += len(pool) - len(queue)
-    cannibal = sorted(duplicates.values(), key=sort_key)
-    return queue, cannibal, rejected
+    return pool, duplicates, rejected
