@@ -240,7 +240,8 @@ def stage_rank(s: Session) -> None:
     if s.args.command == "run" and workers(s.options) > 1:
         # The confidence model depends on the pages and links, not on this ranking: learned on the
         # second core while this one ranks and anchors (the anchors stage collects it).
-        s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors))
+        s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
+                                                            workers(s.options)))
         s.passages = passage_vectors(s)
         s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,
                                 s.finder, s.evidence)
@@ -267,7 +268,8 @@ def stage_anchors(s: Session) -> None:
     if s.rejected is None:
         s.rejected = Counter()
     passages = s.passages or passage_vectors(s)
-    finder = s.finder or s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors))
+    finder = s.finder or s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
+                                                                 workers(s.options)))
     rows = s.timed("anchors",
                    lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder,
                                        workers(s.options)))

@@ -167,7 +167,7 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     evidence = Evidence(crawl, embeddings, options.neighbours)
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
-    finder = AnchorFinder(crawl, options.title_anchors)
+    finder = AnchorFinder(crawl, options.title_anchors, workers(options))
     timings["anchors"] = time.perf_counter() - started
     learning = None
     if confidence is None:  # independent of the ranking below: on a second core when there is one

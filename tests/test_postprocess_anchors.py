@@ -470,3 +470,31 @@ def test_anchor_counts_and_spellings_are_alike_from_columns_and_objects():
     assert by_rows.spellings == by_columns.spellings
     assert by_columns.spellings["u"] == {"URLconf", "template tag"}
     assert by_rows.link_names == by_columns.link_names
+
+
+def test_the_finders_passes_over_every_page_count_alike_in_two_processes(monkeypatch):
+    """Proper nouns, the pages each word and name stands on: counted in chunks shared by two
+    processes, the same as in one."""
+    from postprocess.stages import anchors
+
+    pages = [page(url(f"/p{i}"), f"Moka pot {i}", f"The Moka pot and Chemex brew {i}. A kettle helps Chemex. "
+                  f"Use the moka pot daily.") for i in range(40)]
+    crawl = build_crawl(pages, [], [])
+    one = AnchorFinder(crawl)
+    monkeypatch.setattr(anchors, "SPLIT_MIN_SOURCES", 1)
+    monkeypatch.setattr(anchors, "in_chunks", _counting_chunks(anchors.in_chunks))
+    two = AnchorFinder(crawl, workers=2)
+    assert _counting_chunks.calls == 2  # proper nouns, then words and names on the pages
+    assert two.proper == one.proper and "chemex" in two.proper
+    assert two.word_pages == one.word_pages and two.word_pages["kettle"] == 40
+    assert two.occurrences == one.occurrences
+
+
+def _counting_chunks(real):  # noqa: ANN001, ANN202 - in_chunks, counted, with chunks of 3 pages
+    _counting_chunks.calls = 0
+
+    def counted(work, items, fork=True, chunk=None):  # noqa: ANN001, ANN202
+        _counting_chunks.calls += 1
+        return real(work, items, fork, chunk=3)
+
+    return counted

@@ -31,14 +31,16 @@ import functools
 import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import ahocorasick
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
-from postprocess.stages.candidates import Suggestion
+from postprocess.background import in_chunks
+from postprocess.stages.candidates import SPLIT_MIN_SOURCES, Suggestion
 from postprocess.stages.links import LinkTable, TargetsBySource, content_uses
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
@@ -187,11 +189,24 @@ def is_dictionary_word(raw: str, proper_nouns: frozenset[str] = frozenset()) -> 
 #: capitalised in at least this share of those uses.
 PROPER_MIN_USES = 3
 PROPER_SHARE = 0.9
+T = TypeVar("T")
+R = TypeVar("R")
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 
 
-def proper_nouns(texts: Iterable[str]) -> frozenset[str]:
-    """Words the site writes capitalised inside sentences (names: "Django", "GeoDjango", "Chemex")."""
+def proper_nouns(texts: Iterable[str], workers: int = 1) -> frozenset[str]:
+    """Words the site writes capitalised inside sentences (names: "Django", "GeoDjango", "Chemex");
+    with ``workers`` above 1 the texts are counted in chunks shared with a second process."""
+    upper: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for more_upper, more_total in _in_page_chunks(_capitalised, list(texts), workers):
+        upper.update(more_upper)
+        total.update(more_total)
+    return frozenset(w for w, n in upper.items() if n >= PROPER_MIN_USES and n / total[w] >= PROPER_SHARE)
+
+
+def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
+    """Uses of each word inside sentences, capitalised and in all."""
     upper: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for text in texts:
@@ -201,7 +216,15 @@ def proper_nouns(texts: Iterable[str]) -> frozenset[str]:
             total[key] += 1
             if word[0].isupper() and not word.isupper():
                 upper[key] += 1
-    return frozenset(w for w, n in upper.items() if n >= PROPER_MIN_USES and n / total[w] >= PROPER_SHARE)
+    return upper, total
+
+
+def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int) -> list[R]:
+    """``work`` over a site-wide pass's chunks (about 32 a process), shared with a second process when
+    ``workers`` > 1 and the site has at least ``SPLIT_MIN_SOURCES`` pages; in one process, one chunk."""
+    if workers < 2 or len(items) < SPLIT_MIN_SOURCES:
+        return [work(items)]
+    return in_chunks(work, items, chunk=max(64, len(items) // 64))
 
 
 @dataclass
@@ -403,7 +426,7 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
     return Counter(key for _, key in seen)
 
 
-def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]]
+def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
                   ) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
     """On how many content pages each word, and each of ``keys``, stands in the running text (linked
     or not; the phrases found with one compiled multi-pattern matcher, a pass per block)."""
@@ -412,15 +435,24 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]]
         matcher.add_word(" " + " ".join(key) + " ", key)
     if len(matcher):
         matcher.make_automaton()
+
+    def count(pages: Sequence[Page]) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
+        word_pages: Counter[str] = Counter()
+        found: Counter[tuple[str, ...]] = Counter()
+        for page in pages:  # the loader makes a page's blocks when they are read
+            if page.kind != "content":
+                continue
+            lines = list(_prose_lines(page))
+            word_pages.update({w for line in lines for w in line})
+            if len(matcher):
+                found.update({key for line in lines for _, key in matcher.iter(" " + " ".join(line) + " ")})
+        return word_pages, found
+
     word_pages: Counter[str] = Counter()
     found: Counter[tuple[str, ...]] = Counter()
-    for page in crawl.pages:  # the loader makes a page's blocks when they are read
-        if page.kind != "content":
-            continue
-        lines = list(_prose_lines(page))
-        word_pages.update({w for line in lines for w in line})
-        if len(matcher):
-            found.update({key for line in lines for _, key in matcher.iter(" " + " ".join(line) + " ")})
+    for more_words, more_found in _in_page_chunks(count, crawl.pages, workers):
+        word_pages.update(more_words)
+        found.update(more_found)
     return word_pages, found
 
 
@@ -443,12 +475,13 @@ def _nameable(key: tuple[str, ...]) -> bool:
 class AnchorFinder:
     """Chooses anchors for suggestions; built once per crawl (the names every page is known by)."""
 
-    def __init__(self, crawl: Crawl, allow_title: bool = False) -> None:
+    def __init__(self, crawl: Crawl, allow_title: bool = False, workers: int = 1) -> None:
+        """``workers``: processes for the passes over every page's text (see ``background``)."""
         self.pages = {p.url: p for p in crawl.pages}
         self.aliases = crawl.aliases
         self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
-        self.proper = proper_nouns(p.text for p in crawl.pages)
+        self.proper = proper_nouns([p.text for p in crawl.pages], workers)
         self.content_pages = max(1, sum(1 for p in crawl.pages if p.kind == "content"))
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
@@ -466,7 +499,7 @@ class AnchorFinder:
         counts = anchor_counts(crawl.links)
         self.word_pages, self.occurrences = _prose_counts(
             crawl, set(counts[0]) | set(self.name_pages)
-            | {key for keys in self.terms.values() for key in keys})
+            | {key for keys in self.terms.values() for key in keys}, workers)
         self._page_named = self._pages_named()
         self._index_links(crawl.links, counts)
 
@@ -839,9 +872,6 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
     """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "").
     With ``workers`` above 1 and at least ``SPLIT_MIN_SOURCES`` sources, the sources are shared in
     chunks with a forked second process (a source's anchors depend on it alone)."""
-    from postprocess.background import in_chunks
-    from postprocess.stages.candidates import SPLIT_MIN_SOURCES
-
     finder = finder or AnchorFinder(crawl, allow_title)
     by_source: dict[str, list[Suggestion]] = defaultdict(list)
     for s in suggestions:

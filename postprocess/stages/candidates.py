@@ -123,7 +123,8 @@ def _record_duplicate(duplicates: Duplicates, a: str, b: str, similarity: float,
             "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
 
-#: Below this many sources the ranking stays in one process (a fork costs more than it saves).
+#: Below this many sources (or pages) a pass over them stays in one process (a fork costs more
+#: than it saves): see ``background.in_chunks``.
 SPLIT_MIN_SOURCES = 2000
 
 Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
@@ -141,12 +142,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
-    With ``options.workers`` above 1 and at least ``SPLIT_MIN_SOURCES`` sources, the sources are
-    scored in chunks shared with a forked second process; the pools meet, in source order, before
-    the sort and the caps, so the queue is the one a single process ranks.
     """
-    from postprocess.background import available_workers, in_chunks
-
     pages = {p.url: p for p in crawl.pages}
     context = scoring.ScoringContext(crawl=crawl, options=options,
                                      reference=scoring.crawl_reference_date(crawl),
@@ -156,21 +152,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
              if url in pages and (sources is None or url in sources)]
     linked = pair_set(crawl.links, options.content_links_only)
     all_linked = pair_set(crawl.links) if options.content_links_only else linked
-    held_back = held_back or {}
-
-    def score(part: Sequence[tuple[int, str]]) -> tuple[list[Suggestion], Duplicates, Counter[str]]:
-        return _score_sources(part, pages, index, options, context, linked, all_linked, held_back)
-
-    split = (sources is None and (options.workers or available_workers()) > 1
-             and len(items) >= SPLIT_MIN_SOURCES)
-    pool: list[Suggestion] = []
-    duplicates: Duplicates = {}
-    rejected: Counter[str] = Counter()
-    for more, more_duplicates, more_rejected in in_chunks(score, items, fork=split):  # in source order
-        pool += more
-        rejected.update(more_rejected)
-        for pair, row in more_duplicates.items():  # the first source that saw the pair keeps it
-            duplicates.setdefault(pair, row)
+    pool, duplicates, rejected = _score_sources(items, pages, index, options, context, linked, all_linked,
+                                                held_back or {})
     pool.sort(key=sort_key)
     queue = apply_caps(pool, pool_size or options.per_source, pool_targets or options.per_target)
     rejected["over_cap"] += len(pool) - len(queue)
