@@ -30,6 +30,17 @@ def available_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGKILL when the parent dies (killed, interrupted), no orphan computing on."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _single_threaded() -> None:
     """The child's torch on one thread (its OpenMP pool is the parent's and did not survive the fork)."""
     torch = sys.modules.get("torch")
@@ -59,6 +70,7 @@ class Background(Generic[T]):
             os.close(read)
             code = 0
             try:
+                _die_with_parent()
                 _single_threaded()
                 payload = pickle.dumps(("ok", function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent

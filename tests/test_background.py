@@ -107,3 +107,28 @@ def test_chunks_the_second_process_took_are_done_here_when_it_dies():
 
     results = background.in_chunks(work, list(range(100)), chunk=5)
     assert [n for part in results for _, n in part] == list(range(100))
+
+
+def test_a_child_does_not_outlive_its_parent():
+    """A run killed (kill -9, Ctrl-C) leaves no child computing on."""
+    script = """
+import os, sys, time
+from postprocess.background import Background
+def forever():
+    print(os.getpid(), flush=True)
+    time.sleep(600)
+job = Background(forever)
+time.sleep(600)
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    child = int(process.stdout.readline())
+    process.kill()
+    process.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the child outlived its parent")

@@ -40,7 +40,7 @@ import numpy as np
 
 from linkspider.items import PROSE_KINDS
 from postprocess.background import in_chunks
-from postprocess.stages.candidates import SPLIT_MIN_SOURCES, Suggestion
+from postprocess.stages.candidates import Suggestion
 from postprocess.stages.links import LinkTable, TargetsBySource, content_uses
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
@@ -191,6 +191,9 @@ PROPER_MIN_USES = 3
 PROPER_SHARE = 0.9
 T = TypeVar("T")
 R = TypeVar("R")
+#: Below this many pages or sources a pass over them stays in one process (a fork costs more than it
+#: saves): see ``background.in_chunks``.
+SPLIT_MIN_SOURCES = 2000
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 
 

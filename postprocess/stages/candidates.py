@@ -113,6 +113,9 @@ def sort_key(s: Suggestion) -> tuple[float, str, str]:
     return (-s.score, s.source_url, s.target_url)
 
 
+Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
+
+
 def _record_duplicate(duplicates: Duplicates, a: str, b: str, similarity: float,
                       linked: Container[tuple[str, str]]) -> None:
     """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
@@ -121,13 +124,6 @@ def _record_duplicate(duplicates: Duplicates, a: str, b: str, similarity: float,
         both_ways = (first, second) in linked or (second, first) in linked
         duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
             "similarity": round(similarity, 6), "already_linked": float(both_ways)})
-
-
-#: Below this many sources (or pages) a pass over them stays in one process (a fork costs more
-#: than it saves): see ``background.in_chunks``.
-SPLIT_MIN_SOURCES = 2000
-
-Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
