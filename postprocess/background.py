@@ -6,7 +6,8 @@ only the result travels back, pickled through a pipe. The child runs torch on on
 fork after torch's OpenMP pool has run would otherwise hang in the child's first parallel
 operation. Where there is no ``fork`` (or one core, or ``workers`` 1) the function simply
 runs in the parent when its result is asked for; if the child dies (killed for memory, say)
-it runs again there, so a result is never lost.
+it runs again there, so a result is never lost. ``in_chunks`` shares a pass over many items
+(pages, sources) with a forked second process, chunk by chunk, whoever is free first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 Item = TypeVar("Item")
 
 
@@ -100,8 +102,6 @@ class Background(Generic[T]):
             raise RuntimeError(f"background work failed: {value}")
         return value
 
-
-R = TypeVar("R")
 
 #: Items per chunk that ``in_chunks`` hands out (small enough to balance, big enough not to wait on the lock).
 CHUNK = 64
