@@ -275,8 +275,7 @@ def stage_anchors(s: Session) -> None:
                                        workers(s.options)))
     if s.learning is not None:
         model, made, learned = s.timed("confidence", s.learning.result)
-        for key, vector in made.items():  # paragraph vectors the second process made, for the cache
-            passages.vectors.setdefault(key, vector)
+        passages.adopt(made)  # paragraph vectors the second process made, for the cache
         s.timings["confidence_learning"] = learned
     else:
         model = s.timed("confidence",

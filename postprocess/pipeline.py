@@ -182,9 +182,8 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     timings["anchors"] += time.perf_counter() - started
     started = time.perf_counter()
     if learning is not None:
-        confidence, new_passages, _ = learning.result()
-        for key, vector in new_passages.items():
-            passages.vectors.setdefault(key, vector)
+        confidence, made, _ = learning.result()
+        passages.adopt(made)
     assert confidence is not None
     rows = queue(rows, confidence, options, rejected)
     timings["confidence"] = time.perf_counter() - started

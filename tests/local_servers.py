@@ -75,14 +75,20 @@ def _stop(pidfile: Path, timeout: float = 10.0, child: subprocess.Popen[bytes] |
             child.kill()
             child.wait()
         return
+    if not gone(pid, timeout):
+        os.kill(pid, signal.SIGKILL)
+
+
+def gone(pid: int, timeout: float, interval: float = 0.1) -> bool:
+    """Whether process ``pid`` is gone within ``timeout`` seconds (polled with signal 0)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+            return True
+        time.sleep(interval)
+    return False
 
 
 @contextmanager

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from local_servers import gone
 
 from postprocess.background import Background, available_workers
 
@@ -124,11 +125,6 @@ time.sleep(600)
     child = int(process.stdout.readline())
     process.kill()
     process.wait()
-    for _ in range(100):
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    os.kill(child, signal.SIGKILL)
-    pytest.fail("the child outlived its parent")
+    if not gone(child, timeout=5.0, interval=0.05):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the child outlived its parent")

@@ -222,12 +222,18 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     return upper, total
 
 
-def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int) -> list[R]:
-    """``work`` over a site-wide pass's chunks (about 32 a process), shared with a second process when
-    ``workers`` > 1 and the site has at least ``SPLIT_MIN_SOURCES`` pages; in one process, one chunk."""
+def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
+            chunk: int | None = None) -> list[R]:
+    """``work`` over chunks of ``items`` shared with a second process (``background.in_chunks``) when
+    ``workers`` > 1 and there are at least ``SPLIT_MIN_SOURCES`` items; else over all of them at once."""
     if workers < 2 or len(items) < SPLIT_MIN_SOURCES:
         return [work(items)]
-    return in_chunks(work, items, chunk=max(64, len(items) // 64))
+    return in_chunks(work, items, chunk=chunk)
+
+
+def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int) -> list[R]:
+    """A pass over every page: a few large chunks (about 32 a process), each one result to merge."""
+    return _shared(work, items, workers, chunk=max(64, len(items) // 64))
 
 
 @dataclass
@@ -534,11 +540,11 @@ class AnchorFinder:
         spelled: dict[str, str] = {}
         if isinstance(links, LinkTable):  # each distinct (anchor, target) once
             texts, urls = links.anchors, links.urls
-            given: Iterable[tuple[object, str, str]] = (
-                (None, urls[t], texts[a]) for a, t, _ in zip(*links.anchor_groups(), strict=True))
+            given: Iterable[tuple[str, str]] = (
+                (urls[t], texts[a]) for a, t, _ in zip(*links.anchor_groups(), strict=True))
         else:
-            given = content_uses(links)
-        for _, target, anchor in given:
+            given = ((target, anchor) for _, target, anchor in content_uses(links))
+        for target, anchor in given:
             if anchor:
                 spelling = spelled.get(anchor)
                 if spelling is None:
@@ -889,8 +895,7 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
             bar.update(len(part))
         return part
 
-    split = workers > 1 and len(groups) >= SPLIT_MIN_SOURCES
-    chosen = [group for part in in_chunks(choose, groups, fork=split) for group in part]
+    chosen = [group for part in _shared(choose, groups, workers) for group in part]
     for group, done in zip(groups, chosen, strict=True):
         if done is not group:  # chosen in the second process: onto the caller's rows
             for s, row in zip(group, done, strict=True):

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
+from postprocess.stages.links import first_seen
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 
@@ -254,13 +255,11 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     name, source, target = name[keep], uses.source[keep].astype(np.int64), uses.target[keep].astype(np.int64)
     anchor = uses.anchor[keep]
     width = int(max(source.max(initial=-1), target.max(initial=-1))) + 1
-    keys, first, counts = np.unique(name * width + target, return_index=True, return_counts=True)
-    order = np.argsort(first, kind="stable")
+    keys, first, counts = first_seen(name * width + target)
     words_of = list(names)
     texts = uses.texts
     pairs = [(words_of[k // width], k % width, n, " ".join((texts[a] or "").split()))
-             for k, n, a in zip(keys[order].tolist(), counts[order].tolist(), anchor[first[order]].tolist(),
-                                strict=True)]
+             for k, n, a in zip(keys.tolist(), counts.tolist(), anchor[first].tolist(), strict=True)]
     use_count: Counter[tuple[str, ...]] = Counter()
     for words, _, n, _ in pairs:
         use_count[words] += n

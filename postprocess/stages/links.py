@@ -165,11 +165,8 @@ class LinkTable(Sequence[Link]):
         mask = self.content()
         if skip_self:
             mask &= self.source != self.target
-        keys = self.anchor[mask].astype(np.int64) * max(1, len(self.urls)) + self.target[mask]
-        unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
-        order = np.argsort(first, kind="stable")
-        unique, counts = unique[order], counts[order]
         width = max(1, len(self.urls))
+        unique, _, counts = first_seen(self.anchor[mask].astype(np.int64) * width + self.target[mask])
         return (unique // width).tolist(), (unique % width).tolist(), counts.tolist()
 
     def without(self, pairs: Iterable[tuple[str, str]]) -> LinkTable:
@@ -198,6 +195,13 @@ class LinkTable(Sequence[Link]):
                    list(anchors), np.asarray(anchor, dtype=np.int32), list(positions),
                    np.asarray(position, dtype=np.uint8), np.asarray(nofollow, dtype=bool),
                    np.asarray(internal, dtype=bool))
+
+
+def first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``keys`` in the order of their first occurrence, with that position and their count."""
+    unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return unique[order], first[order], counts[order]
 
 
 def links_table(links: Sequence[Link]) -> LinkTable:

@@ -68,6 +68,11 @@ class PassageVectors:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self.vectors[k] for k in keys])
 
+    def adopt(self, vectors: dict[str, np.ndarray]) -> None:
+        """Vectors made elsewhere (another process) for this model, kept unless one is already here."""
+        for key, vector in vectors.items():
+            self.vectors.setdefault(key, vector)
+
     def save(self) -> None:
         """Append the vectors made since the last save as one new part of the cache."""
         if self.parts is None:
