@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from crawlkit import COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, SITE, TOMATOES, bundled_model, link, url
 
@@ -71,20 +72,19 @@ def test_every_suggestion_carries_the_evidence_parts(site_run) -> None:  # noqa:
 @pytest.mark.slow
 def test_named_and_lexically_close_pages_join_the_semantic_neighbours(site_run) -> None:  # noqa: ANN001
     crawl, embeddings, _ = site_run
-    reference = scoring.crawl_reference_date(crawl)
-    context = scoring.ScoringContext(crawl=crawl, options=Options(), reference=reference,
-                                     evidence=scoring.Evidence(crawl, embeddings, neighbours=1))
-    merged = scoring.more_candidates(POUR_OVER, [(ROSES, 0.1)], context)
-    urls = [u for u, _ in merged]
-    assert urls[0] == ROSES and merged[0][1] == 0.1  # the index's neighbours first, untouched
+    evidence = scoring.Evidence(crawl, embeddings, neighbours=1)
+    row = embeddings.row()
+    found = evidence.candidates(row[POUR_OVER], np.array([row[ROSES]]), np.array([0.1]))
+    urls = [embeddings.urls[t] for t in found.rows.tolist()]
+    assert urls[0] == ROSES and found.similarities[0] == 0.1  # the index's neighbours first, untouched
     assert GRINDER in urls  # named in the text ("burr grinder")
     assert POUR_OVER not in urls and len(urls) == len(set(urls))
-    row = embeddings.row()
-    for u, cosine in merged[1:]:
-        expected = float(embeddings.vectors[row[u]] @ embeddings.vectors[row[POUR_OVER]])
+    for t, cosine in zip(found.rows[1:].tolist(), found.similarities[1:].tolist(), strict=True):
+        expected = float(embeddings.vectors[t] @ embeddings.vectors[row[POUR_OVER]])
         assert cosine == pytest.approx(expected, abs=1e-5)
-    plain = scoring.ScoringContext(crawl=crawl, options=Options(), reference=reference)
-    assert scoring.more_candidates(POUR_OVER, [(ROSES, 0.1)], plain) == [(ROSES, 0.1)]
+    lexical = evidence.site.lexical.matrix
+    for t, cosine in zip(found.rows.tolist(), found.lexical.tolist(), strict=True):
+        assert cosine == pytest.approx((lexical[t] @ lexical[row[POUR_OVER]].T).toarray()[0, 0], abs=1e-6)
 
 
 @pytest.mark.slow

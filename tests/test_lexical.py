@@ -64,6 +64,15 @@ def test_lexical_neighbours_are_the_pages_sharing_rare_words() -> None:
     assert pair[0] == pytest.approx(sims[0, 0]) and pair[1] == 0.0
 
 
+def test_one_sources_cosines_are_the_sparse_products_bit_for_bit() -> None:
+    index = LexicalIndex(DOCS)
+    matrix = index.matrix
+    for source in [0, 2, 0, 4, 1]:  # one spread-out row serves each call, then is cleared
+        targets = np.array([3, 1, 0, 2, 4, 1])
+        expected = np.asarray((matrix[targets] @ matrix[source].T).todense(), dtype=np.float32).ravel()
+        assert index.similarities(source, targets).tolist() == expected.tolist()
+
+
 def test_lexical_index_of_pages_without_words() -> None:
     index = LexicalIndex(["", "  "])
     rows, _ = index.neighbours(1)

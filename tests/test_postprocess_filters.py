@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from postprocess.errors import InputError
 from postprocess.options import Options, validate
 from postprocess.stages.candidates import (
+    PairFilter,
     Suggestion,
     apply_caps,
+    capped,
     existing_links,
-    pair_rejection,
     source_exclusion,
     target_exclusion,
 )
 from postprocess.stages.load import Crawl, Link, Page
-from postprocess.stages.scoring import combine, date_factor, inbound_counts, parse_date
+from postprocess.stages.scoring import Candidates, combine, date_factor, inbound_counts, parse_date, rounded
 
 A = Page(url="https://s.test/a/", text="a text", lang="en")
 B = Page(url="https://s.test/b/", text="b text", lang="en")
@@ -37,8 +40,6 @@ def _with(page: Page, **changes: object) -> Page:
         (A, A, 0.99, set(), Options(), "self"),
         (A, B, 0.7, LINKED, Options(), "already_linked"),
         (B, A, 0.7, LINKED, Options(), None),  # a link one way does not block the other way
-        (A, B, 0.3, set(), Options(min_score=0.5), "below_min_score"),
-        (A, B, 0.3, set(), Options(min_score=0.2), None),
         (A, B, 0.97, set(), Options(max_similarity=0.95), "near_duplicate"),
         (A, B, 0.97, set(), Options(max_similarity=0.99), None),
         (A, _with(B, lang="fr"), 0.7, set(), Options(), "cross_language"),
@@ -48,10 +49,35 @@ def _with(page: Page, **changes: object) -> Page:
         (A, _with(B, thin=True), 0.7, set(), Options(), "target_thin"),
         (A, _with(B, noindex=True), 0.7, set(), Options(), "target_noindex"),
         (A, _with(B, status=404), 0.7, set(), Options(), "target_status"),
+        (A, _with(B, kind="listing"), 0.7, set(), Options(), "target_listing"),
+        (A, _with(B, kind="listing"), 0.7, set(), Options(listing_targets=True), None),
     ],
 )
-def test_pair_rejection(source, target, similarity, linked, options, reason):
-    assert pair_rejection(source, target, similarity, linked, options) == reason
+def test_pair_filter(source, target, similarity, linked, options, reason):
+    pages = [source] if source.url == target.url else [source, target]
+    crawl = Crawl(pages=pages, links=[Link(s, t) for s, t in linked])
+    rejected: Counter[str] = Counter()
+    found = Candidates(np.array([len(pages) - 1]), np.array([similarity]), np.zeros(1, dtype=np.float32))
+    keep = PairFilter(crawl, [p.url for p in pages], options).allowed(0, found, rejected)
+    assert keep.tolist() == [reason is None]
+    assert rejected == (Counter({reason: 1}) if reason else Counter())
+
+
+def test_pair_filter_counts_each_rejected_pair_under_its_first_reason():
+    pages = [A, B, _with(B, url="https://s.test/c/", thin=True, lang="fr"),
+             _with(B, url="https://s.test/d/", lang="fr"), _with(B, url="https://s.test/e/")]
+    crawl = Crawl(pages=pages, links=[Link(A.url, B.url), Link(A.url, pages[4].url, position="nav")])
+    found = Candidates(np.arange(5), np.array([0.99, 0.5, 0.5, 0.5, 0.99]), np.zeros(5, dtype=np.float32))
+    rejected: Counter[str] = Counter()
+    filters = PairFilter(crawl, [p.url for p in pages], Options(max_similarity=0.95))
+    assert filters.allowed(0, found, rejected).tolist() == [False] * 5
+    assert rejected == Counter({"self": 1, "already_linked": 2, "target_thin": 1, "cross_language": 1})
+    content_only = PairFilter(crawl, [p.url for p in pages], Options(max_similarity=0.95,
+                                                                     content_links_only=True))
+    rejected.clear()
+    assert content_only.allowed(0, found, rejected).tolist() == [False] * 5
+    assert rejected == Counter({"self": 1, "already_linked": 1, "target_thin": 1, "cross_language": 1,
+                                "near_duplicate": 1})
 
 
 @pytest.mark.parametrize(
@@ -143,6 +169,32 @@ def test_parse_date(value, parsed):
 def test_combine_is_similarity_times_date_factor():
     assert combine({"similarity": 0.8, "date_factor": 0.5}, Options()) == pytest.approx(0.4)
     assert combine({"similarity": 0.8}, Options()) == pytest.approx(0.8)
+
+
+def test_combine_gives_a_column_what_it_gives_each_pair():
+    rng = np.random.default_rng(7)
+    names = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "date_factor")
+    columns = {name: rounded(rng.uniform(-0.2, 1.0, 500).astype(np.float32).astype(np.float64))
+               for name in names}
+    scores = combine(columns, Options())
+    for i in range(500):
+        assert scores[i] == combine({name: float(columns[name][i]) for name in names}, Options())
+
+
+def test_rounding_a_column_is_pythons_rounding_of_each_number():
+    rng = np.random.default_rng(3)
+    values = np.concatenate([
+        rng.uniform(-3, 3, 200_000),
+        rng.uniform(0, 1, 200_000).astype(np.float32).astype(np.float64),  # what cosines give
+        np.arange(-2000, 2000) / 1e6 + 5e-7,  # halves, as near as a float gets to them
+        [0.0, -0.0, 2.5e-7, -2.5e-7, 1e-12],
+    ])
+    assert rounded(values).tolist() == [round(v, 6) for v in values.tolist()]
+
+
+def test_caps_take_the_same_pairs_by_number_as_by_url():
+    sources, targets = [1, 1, 2, 3, 1], [7, 8, 7, 7, 9]
+    assert capped(sources, targets, 2, 2) == [(0, 1), (1, 2), (2, 1)]
 
 
 @pytest.mark.parametrize(

@@ -1,23 +1,27 @@
 """Candidate pairs from the index, the filters, the caps and the ranking.
 
-Filters, in order: self, pages that cannot be targets (thin, noindex, non-2xx),
-pairs across languages, pairs already linked, similarity below ``min_score``,
-similarity above ``max_similarity`` (near duplicates: cannibalisation report).
-Then the survivors are ranked by score and taken greedily, best first, while the
-source has fewer than ``per_source`` and the target fewer than ``per_target``.
+Filters, in order (``PairFilter``): self, pages that cannot be targets (thin,
+noindex, non-2xx), pairs across languages, pairs already linked, similarity above
+``max_similarity`` (near duplicates: cannibalisation report); then pairs an editor
+decided, then a combined score below ``min_score``. The survivors are ranked by
+score and taken greedily, best first, while the source has fewer than
+``per_source`` and the target fewer than ``per_target``. A source's pairs are
+filtered and scored as columns (NumPy arrays of page numbers and parts).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
-from postprocess.stages.links import linked_pairs, pair_set
+from postprocess.stages.links import linked_keys, linked_pairs
 from postprocess.stages.load import Crawl, Link, Page
 
 
@@ -70,42 +74,30 @@ def source_exclusion(page: Page, options: Options) -> str | None:
     return None
 
 
-def pair_rejection(source: Page, target: Page, similarity: float, linked: Container[tuple[str, str]],
-                   options: Options, score: float | None = None) -> str | None:
-    """Why a pair is not suggested, or None; ``near_duplicate`` pairs go to cannibalisation.
-
-    ``min_score`` applies to ``score`` when given (the combined score), else to ``similarity``.
-    """
-    if source.url == target.url:
-        return "self"
-    reason = target_exclusion(target, options)
-    if reason:
-        return reason
-    if (not options.allow_cross_language and source.lang and target.lang
-            and source.lang.split("-")[0].lower() != target.lang.split("-")[0].lower()):
-        return "cross_language"
-    if (source.url, target.url) in linked:
-        return "already_linked"
-    if (similarity if score is None else score) < options.min_score:
-        return "below_min_score"
-    if similarity > options.max_similarity:
-        return "near_duplicate"
-    return None
-
-
 def apply_caps(ranked: Iterable[Suggestion], per_source: int, per_target: int) -> list[Suggestion]:
     """Take suggestions best first while source and target are under their caps; set ``rank``."""
-    given: Counter[str] = Counter()
-    received: Counter[str] = Counter()
-    kept: list[Suggestion] = []
-    for s in ranked:
-        if given[s.source_url] >= per_source or received[s.target_url] >= per_target:
+    ranked = list(ranked)
+    taken = capped([s.source_url for s in ranked], [s.target_url for s in ranked], per_source, per_target)
+    for i, rank in taken:
+        ranked[i].rank = rank
+    return [ranked[i] for i, _ in taken]
+
+
+def capped(sources: Sequence[Hashable], targets: Sequence[Hashable], per_source: int,
+           per_target: int) -> list[tuple[int, int]]:
+    """Pairs (``sources[i]``, ``targets[i]``), best first, taken while source and target are under
+    their caps: (i, the pair's rank in its source) of each pair taken."""
+    given: dict[Hashable, int] = {}
+    received: dict[Hashable, int] = {}
+    taken: list[tuple[int, int]] = []
+    for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
+        rank = given.get(source, 0) + 1
+        if rank > per_source or received.get(target, 0) >= per_target:
             continue
-        given[s.source_url] += 1
-        received[s.target_url] += 1
-        s.rank = given[s.source_url]
-        kept.append(s)
-    return kept
+        given[source] = rank
+        received[target] = received.get(target, 0) + 1
+        taken.append((i, rank))
+    return taken
 
 
 def sort_key(s: Suggestion) -> tuple[float, str, str]:
@@ -114,16 +106,6 @@ def sort_key(s: Suggestion) -> tuple[float, str, str]:
 
 
 Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
-
-
-def _record_duplicate(duplicates: Duplicates, a: str, b: str, similarity: float,
-                      linked: Container[tuple[str, str]]) -> None:
-    """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
-    first, second = sorted((a, b))
-    if (first, second) not in duplicates:
-        both_ways = (first, second) in linked or (second, first) in linked
-        duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
-            "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
@@ -138,60 +120,164 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
+
+    Every source's pairs are filtered and scored as columns; only the pairs the caps keep
+    become ``Suggestion`` rows (most of a large site's pool is cut by the caps).
     """
-    pages = {p.url: p for p in crawl.pages}
-    context = scoring.ScoringContext(crawl=crawl, options=options,
-                                     reference=scoring.crawl_reference_date(crawl),
-                                     evidence=evidence or scoring.Evidence(crawl, embeddings,
-                                                                           options.neighbours))
-    items = [(item, url) for item, url in enumerate(index.urls)
-             if url in pages and (sources is None or url in sources)]
-    linked = pair_set(crawl.links, options.content_links_only)
-    all_linked = pair_set(crawl.links) if options.content_links_only else linked
-    pool, duplicates, rejected = _score_sources(items, pages, index, options, context, linked, all_linked,
-                                                held_back or {})
-    pool.sort(key=sort_key)
-    queue = apply_caps(pool, pool_size or options.per_source, pool_targets or options.per_target)
-    rejected["over_cap"] += len(pool) - len(queue)
-    cannibal = sorted(duplicates.values(), key=sort_key)
-    return queue, cannibal, rejected
-
-
-def _score_sources(items: Sequence[tuple[int, str]], pages: Mapping[str, Page], index: PageIndex,
-                   options: Options, context: scoring.ScoringContext, linked: Container[tuple[str, str]],
-                   all_linked: Container[tuple[str, str]], held_back: Mapping[tuple[str, str], str],
-                   ) -> tuple[list[Suggestion], Duplicates, Counter[str]]:
-    """Every pair of these (index item, URL) sources that passes the filters, scored (no caps)."""
+    evidence = evidence or scoring.Evidence(crawl, embeddings, options.neighbours)
+    if index.urls != evidence.site.urls:
+        raise ValueError("the index and the page vectors list different pages")
+    site = PairFilter(crawl, index.urls, options)
+    pool = _PairColumns()
     rejected: Counter[str] = Counter()
-    pool: list[Suggestion] = []
     duplicates: Duplicates = {}
+    reference = scoring.crawl_reference_date(crawl)
     count = max(options.neighbours, options.per_source)
-    for item, url in items:
-        source = pages[url]
+    for item, source in enumerate(site.pages):
+        if source is None or (sources is not None and source.url not in sources):
+            continue
         reason = source_exclusion(source, options)
         if reason:
             rejected[reason] += 1
             continue
-        neighbours = [(index.urls[other], sim)
-                      for other, sim in index.neighbours(item, count, options.search_k)]
-        for target_url, similarity in scoring.more_candidates(source.url, neighbours, context):
-            target = pages.get(target_url)
-            if target is None:
-                continue
-            if similarity > options.max_similarity and source.url != target.url:
-                _record_duplicate(duplicates, source.url, target.url, similarity, all_linked)
-            reason = pair_rejection(source, target, similarity, linked, options, score=float("inf"))
-            if reason:
-                rejected[reason] += 1
-                continue
-            decided = held_back.get((source.url, target.url))
-            if decided:
-                rejected[f"decided_{decided}"] += 1
-                continue
-            parts = scoring.score_parts(source, target, similarity, context)
-            score = scoring.combine(parts, options)
-            if score < options.min_score:
-                rejected["below_min_score"] += 1
-                continue
-            pool.append(Suggestion(source.url, target.url, score, parts))
-    return pool, duplicates, rejected
+        near = index.neighbours(item, count, options.search_k)
+        found = evidence.candidates(item, np.array([j for j, _ in near], dtype=np.int64),
+                                    np.array([sim for _, sim in near], dtype=np.float64))
+        found = found.take(site.has_page[found.rows])
+        site.record_duplicates(item, found, duplicates)
+        found = found.take(site.allowed(item, found, rejected))
+        if held_back:
+            found = found.take(_not_decided(source.url, found, site, held_back, rejected))
+        parts = {"similarity": scoring.rounded(found.similarities),
+                 **evidence.part_columns(item, found),
+                 "date_factor": np.full(len(found.rows), scoring.rounded(
+                     scoring.date_factor(source.published, reference, options.date_decay_days)))}
+        score = scoring.combine(parts, options)
+        keep = score >= options.min_score
+        _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
+        pool.add(item, found.rows[keep], score[keep], {name: column[keep] for name, column in parts.items()})
+    queue = pool.capped(site, pool_size or options.per_source, pool_targets or options.per_target)
+    _count(rejected, "over_cap", pool.size - len(queue))
+    cannibal = sorted(duplicates.values(), key=sort_key)
+    return queue, cannibal, rejected
+
+
+def _count(rejected: Counter[str], reason: str, count: int) -> None:
+    """Add ``count`` pairs rejected for ``reason`` (a reason with none is not listed)."""
+    if count:
+        rejected[reason] += count
+
+
+class PairFilter:
+    """The filters over the index's pages (item i = ``urls[i]``): each page (None when the crawl
+    lacks it), why it cannot be a target, its language, the pairs already linked."""
+
+    def __init__(self, crawl: Crawl, urls: Sequence[str], options: Options) -> None:
+        by_url = {p.url: p for p in crawl.pages}
+        self.urls, self.options = urls, options
+        self.pages = [by_url.get(url) for url in urls]
+        self.has_page = np.array([p is not None for p in self.pages], dtype=bool)
+        self.reasons: list[str | None] = [None]
+        codes: dict[str | None, int] = {None: 0}
+        self.exclusion = np.array([codes.setdefault(target_exclusion(p, options), len(codes))
+                                   if p is not None else 0 for p in self.pages], dtype=np.int64)
+        self.reasons = list(codes)
+        languages: dict[str, int] = {"": 0}
+        self.language = np.array([languages.setdefault(p.lang.split("-")[0].lower(), len(languages))
+                                  if p is not None and p.lang else 0 for p in self.pages], dtype=np.int64)
+        self.linked = linked_keys(crawl.links, urls, options.content_links_only)
+        self.all_linked = linked_keys(crawl.links, urls) if options.content_links_only else self.linked
+        self._sort_rank: np.ndarray | None = None
+
+    def allowed(self, source: int, found: scoring.Candidates, rejected: Counter[str]) -> np.ndarray:
+        """Mask of the pairs that pass the filters, in order (self, the target's own exclusion,
+        language, already linked, near duplicate); each rejection counted under its first reason."""
+        targets, keep = found.rows, found.rows != source
+        _count(rejected, "self", len(keep) - int(keep.sum()))
+        codes = np.bincount(self.exclusion[targets[keep]], minlength=len(self.reasons))
+        for code in np.flatnonzero(codes[1:]) + 1:
+            rejected[self.reasons[code]] += int(codes[code])
+        keep &= self.exclusion[targets] == 0
+        if not self.options.allow_cross_language and self.language[source]:
+            other = keep & (self.language[targets] != 0) & (self.language[targets] != self.language[source])
+            _count(rejected, "cross_language", int(other.sum()))
+            keep &= ~other
+        linked = keep & self.is_linked(source, targets, self.linked)
+        _count(rejected, "already_linked", int(linked.sum()))
+        keep &= ~linked
+        twins = keep & (found.similarities > self.options.max_similarity)
+        _count(rejected, "near_duplicate", int(twins.sum()))
+        return keep & ~twins
+
+    def is_linked(self, source: int, targets: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Mask of ``targets`` that ``source`` links already (``keys``: see ``linked_keys``)."""
+        wanted = source * len(self.urls) + targets
+        at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+        return keys[at] == wanted if len(keys) else np.zeros(len(targets), dtype=bool)
+
+    def record_duplicates(self, source: int, found: scoring.Candidates, duplicates: Duplicates) -> None:
+        """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
+        twins = (found.similarities > self.options.max_similarity) & (found.rows != source)
+        for target, similarity in zip(found.rows[twins].tolist(), found.similarities[twins].tolist(),
+                                      strict=True):
+            first, second = sorted((self.urls[source], self.urls[target]))
+            if (first, second) not in duplicates:
+                both_ways = bool(self.is_linked(source, np.array([target]), self.all_linked)[0]
+                                 or self.is_linked(target, np.array([source]), self.all_linked)[0])
+                duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
+                    "similarity": round(similarity, 6), "already_linked": float(both_ways)})
+
+    def sort_rank(self) -> np.ndarray:
+        """Each item's place when the URLs are sorted (ties in score are broken by URL)."""
+        if self._sort_rank is None:
+            order = sorted(range(len(self.urls)), key=self.urls.__getitem__)
+            self._sort_rank = np.empty(len(self.urls), dtype=np.int64)
+            self._sort_rank[order] = np.arange(len(self.urls))
+        return self._sort_rank
+
+
+def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
+                 held_back: Mapping[tuple[str, str], str], rejected: Counter[str]) -> np.ndarray:
+    """Mask of the pairs no editor has decided yet; decided ones counted as ``decided_<state>``."""
+    states = [held_back.get((source_url, site.urls[t])) for t in found.rows.tolist()]
+    for state in states:
+        if state:
+            rejected[f"decided_{state}"] += 1
+    return np.array([not state for state in states], dtype=bool)
+
+
+class _PairColumns:
+    """Scored pairs of many sources as columns (index items), until the caps choose among them."""
+
+    def __init__(self) -> None:
+        self.sources: list[np.ndarray] = []
+        self.targets: list[np.ndarray] = []
+        self.scores: list[np.ndarray] = []
+        self.parts: dict[str, list[np.ndarray]] = {}
+        self.size = 0
+
+    def add(self, source: int, targets: np.ndarray, scores: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+        self.sources.append(np.full(len(targets), source, dtype=np.int64))
+        self.targets.append(targets)
+        self.scores.append(scores)
+        for name, column in parts.items():
+            self.parts.setdefault(name, []).append(column)
+        self.size += len(targets)
+
+    def capped(self, site: PairFilter, per_source: int, per_target: int) -> list[Suggestion]:
+        """The pairs taken best first (score, then source and target URL) under the caps, as rows."""
+        if not self.size:
+            return []
+        sources, targets = np.concatenate(self.sources), np.concatenate(self.targets)
+        scores = np.concatenate(self.scores)
+        rank = site.sort_rank()
+        order = np.lexsort((rank[targets], rank[sources], -scores))
+        taken = capped(sources[order].tolist(), targets[order].tolist(), per_source, per_target)
+        rows = order[[i for i, _ in taken]]
+        parts = {name: np.concatenate(columns)[rows].tolist() for name, columns in self.parts.items()}
+        names = list(parts)
+        urls = site.urls
+        return [Suggestion(urls[s], urls[t], score, dict(zip(names, values, strict=True)), rank=place)
+                for s, t, score, (_, place), *values in zip(
+                    sources[rows].tolist(), targets[rows].tolist(), scores[rows].tolist(), taken,
+                    *parts.values(), strict=True)]

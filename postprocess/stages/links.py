@@ -255,6 +255,18 @@ class TargetsBySource:
         return self.get(source) or set()
 
 
+def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool = False) -> np.ndarray:
+    """The pairs linked between pages of ``items`` (a list of URLs), as sorted distinct keys
+    source item × len(items) + target item (by in-content links only when ``content_only``)."""
+    table = links_table(links)
+    where = {url: i for i, url in enumerate(items)}
+    item = np.array([where.get(url, -1) for url in table.urls], dtype=np.int64)
+    mask = table.content() if content_only else np.ones(len(table), dtype=bool)
+    source, target = item[table.source[mask]], item[table.target[mask]]
+    both = (source >= 0) & (target >= 0)
+    return np.unique(source[both] * len(items) + target[both])
+
+
 def pair_set(links: Sequence[Link], content_only: bool = False) -> PairSet | set[tuple[str, str]]:
     """What ``linked_pairs`` holds, as a ``PairSet`` for a ``LinkTable``: for ``in`` tests."""
     if isinstance(links, LinkTable):

@@ -1,7 +1,8 @@
 """The score of a (source, target) pair: its parts, and how they combine.
 
-A part is a number in a named column of suggestions.csv. To add one, compute it
-in ``score_parts`` and use it in ``combine``; nothing else changes.
+A part is a number in a named column of suggestions.csv. The ranking computes
+them for all of one source's candidates at once, as columns: to add one, compute
+it in ``Evidence.part_columns`` and use it in ``combine``; nothing else changes.
 
 The parts (weights tuned with ``python -m postprocess evaluate`` on the Django
 docs and checked on the PostgreSQL docs, see docs/benchmarks.md):
@@ -29,34 +30,24 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from postprocess.options import Options
 from postprocess.stages.links import LinkTable, content_uses
-from postprocess.stages.load import Crawl, Page
+from postprocess.stages.load import Crawl
 
 if TYPE_CHECKING:
     from postprocess.stages.lexical import AnchorUses
 
-#: Parts always present, in CSV column order (``score_parts`` may add more).
+#: Parts always present, in CSV column order (``Evidence.part_columns`` may add more).
 PART_COLUMNS = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "date_factor")
 #: Weight of each additive part; the semantic parts share weight 1 (best_chunk falls back to similarity).
 WEIGHTS = {"similarity": 0.5, "best_chunk": 0.5, "lexical": 1.0, "mention": 2.0, "needs_links": 0.4}
-
-
-@dataclass
-class ScoringContext:
-    """What the parts may need beyond the two pages (filled once per run)."""
-
-    crawl: Crawl
-    options: Options
-    reference: datetime  # "now" for date decay: the newest fetch in the crawl
-    extra: dict[str, object] = field(default_factory=dict)
-    evidence: Evidence | None = None  # lexical evidence and vectors; None: similarity and date only
 
 
 def crawl_reference_date(crawl: Crawl) -> datetime:
@@ -124,42 +115,51 @@ class Evidence:
         return evidence
 
     def _links_changed(self, crawl: Crawl) -> None:
-        self.inbound = inbound_counts(crawl)
-        self._source = -1
-        self._lexical: dict[int, float] = {}
+        inbound = inbound_counts(crawl)
+        self.needs_links = np.array([needs_links(inbound.get(url, 0)) for url in self.site.urls],
+                                    dtype=np.float64)
 
-    def candidates(self, source_url: str, neighbours: list[tuple[str, float]]) -> list[tuple[str, float]]:
-        """The Annoy neighbours, then the lexical neighbours and named pages they missed (with cosines)."""
-        source = self.site.row.get(source_url)
-        if source is None:
-            return neighbours
-        row = self.site.row
-        merged = [(url, sim) for url, sim in neighbours]
-        seen = {row.get(url) for url, _ in merged}
+    def candidates(self, source: int, rows: np.ndarray, similarities: np.ndarray) -> Candidates:
+        """The index's neighbours (``rows``, ``similarities``) of row ``source``, then the lexical
+        neighbours and named pages they missed (with their cosines); each with its TF-IDF cosine."""
+        seen = set(rows.tolist())
         extra = [t for t in self.site.candidates(source) if t not in seen and t != source]
         if extra:
             cosines = self.vectors[extra] @ self.vectors[source]
-            merged += [(self.site.urls[t], float(c)) for t, c in zip(extra, cosines, strict=True)]
-        targets = [row[url] for url, _ in merged if url in row]
-        self._source = source
-        cosines = self.site.lexical_similarities(source, targets).tolist()
-        self._lexical = dict(zip(targets, cosines, strict=True))
-        return merged
+            rows = np.concatenate([rows, np.asarray(extra, dtype=np.int64)])
+            similarities = np.concatenate([similarities, cosines.astype(np.float64)])
+        lexical = self.site.lexical_similarities(source, rows)
+        return Candidates(rows, similarities, lexical)
 
-    def parts(self, source: int, target: int, similarity: float, target_url: str) -> dict[str, float]:
+    def part_columns(self, source: int, found: Candidates) -> dict[str, np.ndarray]:
+        """The evidence parts of ``found`` (one source's candidates), rounded, one column each."""
         chunks = self.chunks[source]
-        best = float((chunks @ self.vectors[target]).max()) if len(chunks) else similarity
-        if source == self._source and target in self._lexical:
-            lexical = self._lexical[target]
+        targets = found.rows
+        if len(chunks) and len(targets):
+            best = (chunks @ self.vectors[targets].T).max(axis=0).astype(np.float64)
         else:
-            lexical = float(self.site.lexical_similarities(source, [target])[0])
-        mention = self.site.mention(source, target)
+            best = found.similarities
+        mentions = self.site.mentions(source)
+        mention = np.array([m.weight if (m := mentions.get(t)) else 0.0 for t in targets.tolist()],
+                           dtype=np.float64)
         return {
-            "best_chunk": round(best, 6),
-            "lexical": round(lexical, 6),
-            "mention": round(mention.weight if mention else 0.0, 6),
-            "needs_links": round(needs_links(self.inbound.get(target_url, 0)), 6),
+            "best_chunk": rounded(best),
+            "lexical": rounded(found.lexical.astype(np.float64)),
+            "mention": rounded(mention),
+            "needs_links": rounded(self.needs_links[targets]),
         }
+
+
+@dataclass(slots=True)
+class Candidates:
+    """One source's candidate targets (evidence rows) with their cosines and TF-IDF cosines."""
+
+    rows: np.ndarray
+    similarities: np.ndarray
+    lexical: np.ndarray
+
+    def take(self, keep: np.ndarray) -> Candidates:
+        return Candidates(self.rows[keep], self.similarities[keep], self.lexical[keep])
 
 
 def inbound_counts(crawl: Crawl) -> Counter[str]:
@@ -186,34 +186,30 @@ def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]
             if source in row and target in row]
 
 
-def more_candidates(source_url: str, neighbours: list[tuple[str, float]],
-                    context: ScoringContext) -> list[tuple[str, float]]:
-    """``neighbours`` (target URL, cosine) plus what the lexical evidence adds, when there is any."""
-    if context.evidence is None:
-        return neighbours
-    return context.evidence.candidates(source_url, neighbours)
+Number = TypeVar("Number", float, np.ndarray)
 
 
-def score_parts(source: Page, target: Page, similarity: float, context: ScoringContext) -> dict[str, float]:
-    """The parts of one pair's score.
+def rounded(values: Number, digits: int = 6) -> Number:
+    """``round(value, digits)`` of a number, or of each number of an array, exactly as Python rounds.
 
-    Date decay applies to the SOURCE's published date: a link from an old news post
-    brings an evergreen target few readers, so such sources sink in the queue.
+    An array is scaled and rounded to the nearest integer; the rare value whose scaled form lies
+    within a hair of a half (where the scaling's own rounding could tip it) is rounded by Python.
     """
-    parts = {"similarity": round(float(similarity), 6)}
-    evidence = context.evidence
-    if evidence is not None:
-        s, t = evidence.site.row.get(source.url), evidence.site.row.get(target.url)
-        if s is not None and t is not None:
-            parts.update(evidence.parts(s, t, similarity, target.url))
-    parts["date_factor"] = round(date_factor(source.published, context.reference,
-                                             context.options.date_decay_days), 6)
-    return parts
+    if not isinstance(values, np.ndarray):
+        return round(values, digits)
+    scale = 10.0 ** digits
+    scaled = values * scale
+    out = np.rint(scaled) / scale
+    doubtful = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6
+    if doubtful.any():
+        out[doubtful] = [round(v, digits) for v in values[doubtful].tolist()]
+    return out
 
 
-def combine(parts: dict[str, float], options: Options) -> float:
-    """The ranking score: weighted sum of the parts (similarity alone when nothing else is known) × date."""
+def combine(parts: Mapping[str, Number], options: Options) -> Number:
+    """The ranking score: weighted sum of the parts (similarity alone when nothing else is known) ×
+    date; each part a number, or a column of numbers (one per pair)."""
     semantic = (WEIGHTS["similarity"] * parts["similarity"]
                 + WEIGHTS["best_chunk"] * parts.get("best_chunk", parts["similarity"]))
     bonus = sum(WEIGHTS[name] * parts.get(name, 0.0) for name in ("lexical", "mention", "needs_links"))
-    return round((semantic + bonus) * parts.get("date_factor", 1.0), 6)
+    return rounded((semantic + bonus) * parts.get("date_factor", 1.0))
