@@ -195,6 +195,9 @@ R = TypeVar("R")
 #: saves): see ``background.in_chunks``.
 SPLIT_MIN_SOURCES = 2000
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
+#: The same words when they start with a capital (matches end before a space, so a word inside one
+#: is never preceded by one: these are exactly the capitalised ``_MID_SENTENCE`` matches).
+_MID_SENTENCE_CAPITAL = re.compile(r"(?<=[\w,;)’'\"”] )[A-Z][\w’'-]*")
 
 
 def proper_nouns(texts: Iterable[str], workers: int = 1) -> frozenset[str]:
@@ -212,13 +215,9 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     """Uses of each word inside sentences, capitalised and in all."""
     upper: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for text in texts:
-        for m in _MID_SENTENCE.finditer(text):
-            word = m.group()
-            key = word.lower()
-            total[key] += 1
-            if word[0].isupper() and not word.isupper():
-                upper[key] += 1
+    for text in texts:  # counted by C loops: Counter.update of mapped iterators
+        total.update(map(str.lower, _MID_SENTENCE.findall(text)))
+        upper.update(map(str.lower, itertools.filterfalse(str.isupper, _MID_SENTENCE_CAPITAL.findall(text))))
     return upper, total
 
 
@@ -279,19 +278,19 @@ def source_text(page: Page, linked: set[str] | None = None,
         code.extend((offset + start, offset + end) for start, end in block.code)
         offset += len(block.text) + 1
     text = "\n".join(pieces)
-    bounds = [m.end() for m in SENTENCE_END.finditer(text)]
-    matches = list(WORD.finditer(text))
-    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-    spans = [m.span() for m in matches]
-    raw = [m.group() for m in matches]
-    norms = [normalise(w) for w in raw]
+    # Every word's list is made by C loops (map over the matches), not a Python loop per word.
+    bounds = list(map(re.Match.end, SENTENCE_END.finditer(text)))
+    spans = list(map(re.Match.span, WORD.finditer(text)))
+    raw = WORD.findall(text)
+    norms = list(map(normalise, raw))
+    starts = np.array(spans, dtype=np.int64).reshape(-1, 2)[:, 0]
     # sentence of a word: how many sentence ends are at or before its start; block: how many
     # blocks end before it
     sentence_of = np.searchsorted(np.asarray(bounds, dtype=np.int64), starts, side="right").tolist()
     ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
     block_of = np.searchsorted(ends, starts, side="left").tolist()
-    kinds = [block_ranges[b][2] for b in block_of]
-    texts = [block_ranges[b][3] for b in block_of]
+    kinds = list(map([kind for _, _, kind, _ in block_ranges].__getitem__, block_of))
+    texts = list(map([block for _, _, _, block in block_ranges].__getitem__, block_of))
     positions: dict[str, list[int]] = defaultdict(list)
     for i, norm in enumerate(norms):
         positions[norm].append(i)
