@@ -60,7 +60,7 @@ def test_lexical_neighbours_are_the_pages_sharing_rare_words() -> None:
     assert rows[2, 0] == 3 and rows[3, 0] == 2
     assert (rows[4] == -1).all() and (sims[4] == 0).all()
     assert all(i not in rows[i] for i in range(len(DOCS)))
-    pair = index.pair_similarity(np.array([0, 0]), np.array([1, 2]))
+    pair = index.similarities(0, np.array([1, 2]))
     assert pair[0] == pytest.approx(sims[0, 0]) and pair[1] == 0.0
 
 

@@ -98,14 +98,6 @@ class LexicalIndex:
     def __len__(self) -> int:
         return self.matrix.shape[0]
 
-    def pair_similarity(self, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
-        """Cosine of each (sources[i], targets[i]) pair of row numbers."""
-        if len(sources) == 0:
-            return np.zeros(0, dtype=np.float32)
-        a = self.matrix[np.asarray(sources)]
-        b = self.matrix[np.asarray(targets)]
-        return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
-
     def similarities(self, source: int, targets: Sequence[int] | np.ndarray) -> np.ndarray:
         """Cosine of row ``source`` with each of rows ``targets``: the target rows times the source
         row spread out dense (a sparse-by-sparse product costs several times more per call)."""
@@ -150,11 +142,11 @@ class LexicalIndex:
                 sims[i, : len(order)] = vals[order]
         return rows, sims
 
-    def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20, widen: int = 4,
-                               block: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20,
+                               widen: int = 4) -> tuple[np.ndarray, np.ndarray]:
         """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
         (truncated SVD) go into an Annoy index; each page's ``widen`` × ``k`` nearest there are
-        re-scored with the exact TF-IDF cosine and the best ``k`` kept."""
+        re-scored with the exact TF-IDF cosine (``similarities``) and the best ``k`` kept."""
         from annoy import AnnoyIndex
         from sklearn.decomposition import TruncatedSVD
 
@@ -168,21 +160,13 @@ class LexicalIndex:
         for i, vec in enumerate(reduced):
             index.add_item(i, vec)
         index.build(trees, n_jobs=1)
-        for start in range(0, n, block):
-            sources, targets = [], []
-            for i in range(start, min(n, start + block)):
-                found = [j for j in index.get_nns_by_item(i, widen * k + 1) if j != i]
-                sources += [i] * len(found)
-                targets += found
-            exact = self.pair_similarity(np.asarray(sources), np.asarray(targets))
-            by_source: dict[int, list[tuple[float, int]]] = {}
-            for i, j, sim in zip(sources, targets, exact.tolist(), strict=True):
-                if sim > 0:
-                    by_source.setdefault(i, []).append((-sim, j))
-            for i, found in by_source.items():
-                best = sorted(found)[:k]
-                rows[i, :len(best)] = [j for _, j in best]
-                sims[i, :len(best)] = [-s for s, _ in best]
+        for i in range(n):
+            found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
+            exact = self.similarities(i, found) if len(found) else np.zeros(0, dtype=np.float32)
+            found, exact = found[exact > 0], exact[exact > 0]
+            best = np.lexsort((found, -exact))[:k]  # most similar first, then the lower row
+            rows[i, :len(best)] = found[best]
+            sims[i, :len(best)] = exact[best]
         return rows, sims
 
 
