@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from postprocess.apps.report.depth import click_depths, depth_scenarios, summarise
-from postprocess.apps.report.graph import link_graph, orphans, start_page, with_links
+from postprocess.apps.report.graph import Edges, link_graph, orphans, start_page
 from postprocess.apps.report.inbound import InboundLinks, inbound_histogram, orphan_table
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Crawl, Link, Page
@@ -32,10 +32,13 @@ def row(source: str, target: str) -> Suggestion:
 
 
 def test_breadth_first_depth_from_the_start_page():
-    edges = {S: frozenset({A}), A: frozenset({B, C}), B: frozenset({C}), C: frozenset({A})}
-    assert click_depths(edges, S) == {S: 0, A: 1, B: 2, C: 2}
+    edges = Edges.from_pairs([(S, A), (A, B), (A, C), (B, C), (C, A), (D, S)], [S, A, B, C, D])
+    assert edges == {S: {A}, A: {B, C}, B: {C}, C: {A}, D: {S}}
+    assert click_depths(edges, S) == {S: 0, A: 1, B: 2, C: 2}  # D links in, nothing links D
     assert click_depths(edges, None) == {}
-    assert click_depths({}, S) == {S: 0}
+    assert click_depths(Edges.from_pairs([], [S]), S) == {S: 0}
+    assert edges.plus([(C, D), (C, D), (E, S)]) == {S: {A}, A: {B, C}, B: {C}, C: {A, D}, D: {S}}
+    assert edges.plus([(C, D)]).inbound() == {S: 1, A: 2, B: 1, C: 2, D: 1}
 
 
 def test_the_graph_separates_content_links_from_all_links():
@@ -50,7 +53,7 @@ def test_the_graph_separates_content_links_from_all_links():
 def test_orphans_have_no_inbound_content_link_and_exclude_the_start_page():
     graph = link_graph(crawl())
     assert orphans(graph) == [E, F]
-    assert orphans(graph, with_links(graph.content, [(A, E)], graph.pages)) == [F]
+    assert orphans(graph, graph.content.plus([(A, E)])) == [F]
 
 
 def test_start_page_without_depth_zero_is_the_shallowest_and_none_without_depths():
@@ -104,8 +107,7 @@ def test_orphan_table_names_the_sources_that_would_feed_each_orphan_and_its_dept
 def test_inbound_counts_hubs_starved_and_most_proposed():
     graph = link_graph(crawl())
     rows = [row(A, E), row(C, E), row(S, D)]
-    links = InboundLinks(graph, rows, with_links(graph.content, [(r.source_url, r.target_url) for r in rows],
-                                                 graph.pages))
+    links = InboundLinks(graph, rows, graph.content.plus([(r.source_url, r.target_url) for r in rows]))
     assert links.content_now == {A: 1, B: 1, C: 1, D: 1}
     assert links.page(D).content_after == 2 and links.page(E).content_after == 2
     assert links.histogram("now") == {"0": 3, "1": 4, "2": 0, "3–4": 0, "5–9": 0, "10–19": 0, "20–49": 0,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from postprocess.apps.report.decisions import Decisions, read_decisions
 from postprocess.apps.report.depth import DepthScenarios, depth_scenarios
-from postprocess.apps.report.graph import Edges, LinkGraph, link_graph, orphans, with_links
+from postprocess.apps.report.graph import Edges, LinkGraph, link_graph, orphans
 from postprocess.apps.report.health import CrawlHealth, crawl_health
 from postprocess.apps.report.inbound import InboundLinks, Orphan, orphan_table
 from postprocess.apps.report.trend import Snapshot, crawl_trend
@@ -69,7 +69,7 @@ def analyse(crawl: Crawl, rows: Sequence[Suggestion], out: Path | str, job: str 
     pairs = [(s.source_url, s.target_url) for s in rows]
     found = read_decisions(out, decisions)
     depths = depth_scenarios(graph, pairs, found.approved if found is not None else None)
-    content_after = with_links(graph.content, pairs, graph.pages)
+    content_after = graph.content.plus(pairs)
     links = InboundLinks(graph, rows, content_after)
     health = crawl_health(crawl, set(depths.depths["all"]["now"]), job)
     trend = crawl_trend(crawl.directory) if crawl.directory else []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from postprocess.apps.report.graph import Edges, LinkGraph, with_links
+from postprocess.apps.report.graph import Edges, LinkGraph
 
 #: The link sets depth is measured over (``LinkGraph.edges``).
 LINK_SETS = ("content", "all")
@@ -14,17 +14,7 @@ LINK_SETS = ("content", "all")
 
 def click_depths(edges: Edges, start: str | None) -> dict[str, int]:
     """Clicks from ``start`` to every page it reaches (breadth-first); {} without a start page."""
-    if start is None:
-        return {}
-    depth = {start: 0}
-    todo = deque([start])
-    while todo:
-        page = todo.popleft()
-        for target in edges.get(page, ()):
-            if target not in depth:
-                depth[target] = depth[page] + 1
-                todo.append(target)
-    return depth
+    return edges.depths(start)
 
 
 @dataclass(frozen=True)
@@ -100,5 +90,5 @@ def depth_scenarios(graph: LinkGraph, queue: Sequence[tuple[str, str]],
         edges = graph.edges(links)
         depths[links] = {"now": click_depths(edges, graph.start)}
         for name, pairs in added.items():
-            depths[links][name] = click_depths(with_links(edges, pairs, graph.pages), graph.start)
+            depths[links][name] = click_depths(edges.plus(pairs), graph.start)
     return DepthScenarios(depths, graph.pages)

@@ -3,13 +3,89 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from postprocess.stages.links import links_table
 from postprocess.stages.load import Crawl
 
-#: source URL -> the pages it links to (other crawled pages only, each once).
-Edges = dict[str, frozenset[str]]
+
+class Edges(Mapping[str, frozenset[str]]):
+    """Links between crawled pages, each (source, target) once, no self links: source URL -> the
+    pages it links to. Stored as page numbers sorted by source (CSR arrays), a few bytes a link;
+    counting inbound links, click depths and adding the queue's links work on the arrays."""
+
+    def __init__(self, pages: Sequence[str], sources: np.ndarray, targets: np.ndarray,
+                 number: dict[str, int] | None = None) -> None:
+        self.pages = tuple(pages)
+        self.number = number if number is not None else {url: i for i, url in enumerate(self.pages)}
+        n = len(self.pages)
+        keep = sources != targets
+        keys = np.unique(sources[keep].astype(np.int64) * n + targets[keep])
+        self.targets = (keys % n).astype(np.int64) if n else keys
+        self.indptr = np.searchsorted(keys // n if n else keys, np.arange(n + 1))
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[str, str]], pages: Sequence[str],
+                   number: dict[str, int] | None = None) -> Edges:
+        """The (source URL, target URL) ``pairs`` between ``pages`` (others are left out)."""
+        number = number if number is not None else {url: i for i, url in enumerate(pages)}
+        found = [(number[s], number[t]) for s, t in pairs if s in number and t in number]
+        both = np.array(found, dtype=np.int64).reshape(-1, 2)
+        return cls(pages, both[:, 0], both[:, 1], number)
+
+    def plus(self, pairs: Iterable[tuple[str, str]]) -> Edges:
+        """These edges and the (source, target) ``pairs`` between known pages."""
+        more = Edges.from_pairs(pairs, self.pages, self.number)
+        sources = np.repeat(np.arange(len(self.pages)), np.diff(self.indptr))
+        more_sources = np.repeat(np.arange(len(self.pages)), np.diff(more.indptr))
+        return Edges(self.pages, np.concatenate([sources, more_sources]),
+                     np.concatenate([self.targets, more.targets]), self.number)
+
+    def inbound(self) -> Counter[str]:
+        """Distinct other pages linking to each page."""
+        counts = np.bincount(self.targets, minlength=len(self.pages))
+        return Counter({self.pages[i]: int(counts[i]) for i in np.flatnonzero(counts).tolist()})
+
+    def depths(self, start: str | None) -> dict[str, int]:
+        """Clicks from ``start`` to every page it reaches (breadth-first, a level at a time)."""
+        if start is None or start not in self.number:
+            return {} if start is None else {start: 0}
+        depth = np.full(len(self.pages), -1, dtype=np.int64)
+        frontier = np.array([self.number[start]], dtype=np.int64)
+        level = 0
+        while len(frontier):
+            depth[frontier] = level
+            reached = self.targets[_ranges(self.indptr[frontier], self.indptr[frontier + 1])]
+            frontier = np.unique(reached[depth[reached] < 0])
+            level += 1
+        return {self.pages[i]: int(depth[i]) for i in np.flatnonzero(depth >= 0).tolist()}
+
+    def links(self) -> int:
+        """How many (source, target) pairs."""
+        return len(self.targets)
+
+    # -- Mapping: source URL -> frozenset of target URLs (sources that link somewhere) ----------
+    def __getitem__(self, url: str) -> frozenset[str]:
+        i = self.number.get(url)
+        if i is None or self.indptr[i] == self.indptr[i + 1]:
+            raise KeyError(url)
+        return frozenset(self.pages[t] for t in self.targets[self.indptr[i]:self.indptr[i + 1]].tolist())
+
+    def __iter__(self) -> Iterator[str]:
+        return (self.pages[i] for i in np.flatnonzero(np.diff(self.indptr)).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self.indptr)))
+
+
+def _ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+    """The positions lows[0]..highs[0]-1, lows[1]..highs[1]-1, … in one array."""
+    lengths = highs - lows
+    offsets = np.repeat(lows - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(int(lengths.sum()))
 
 
 @dataclass(frozen=True)
@@ -32,36 +108,20 @@ def start_page(crawl: Crawl) -> str | None:
     return min(with_depth)[1] if with_depth else None
 
 
-def _edges(pairs: Iterable[tuple[str, str]], known: set[str]) -> Edges:
-    found: dict[str, set[str]] = {}
-    for source, target in pairs:
-        if source != target and source in known and target in known:
-            found.setdefault(source, set()).add(target)
-    return {s: frozenset(t) for s, t in found.items()}
-
-
 def link_graph(crawl: Crawl) -> LinkGraph:
-    """The graph of ``crawl`` (aliases already resolved by the loader)."""
-    known = {p.url for p in crawl.pages}
-    content = _edges(((k.source_url, k.target_url) for k in crawl.links if k.position == "content"), known)
-    every = _edges(((k.source_url, k.target_url) for k in crawl.links), known)
-    return LinkGraph(tuple(p.url for p in crawl.pages), start_page(crawl), content, every)
-
-
-def with_links(edges: Edges, added: Iterable[tuple[str, str]], pages: Iterable[str]) -> Edges:
-    """``edges`` plus the (source, target) pairs of ``added`` between known pages."""
-    merged = {s: set(t) for s, t in edges.items()}
-    for source, targets in _edges(added, set(pages)).items():
-        merged.setdefault(source, set()).update(targets)
-    return {s: frozenset(t) for s, t in merged.items()}
-
-
-def inbound(edges: Edges) -> Counter[str]:
-    """Distinct other pages linking to each page."""
-    return Counter(t for targets in edges.values() for t in targets)
+    """The graph of ``crawl`` (aliases already resolved by the loader), read from the link columns."""
+    pages = tuple(p.url for p in crawl.pages)
+    number = {url: i for i, url in enumerate(pages)}
+    table = links_table(crawl.links)
+    page_of = np.array([number.get(url, -1) for url in table.urls], dtype=np.int64)
+    sources, targets = page_of[table.source], page_of[table.target]
+    known = (sources >= 0) & (targets >= 0)
+    content = known & table.content()
+    return LinkGraph(pages, start_page(crawl), Edges(pages, sources[content], targets[content], number),
+                     Edges(pages, sources[known], targets[known], number))
 
 
 def orphans(graph: LinkGraph, edges: Edges | None = None) -> list[str]:
     """Pages other than the start page that no other page links to in running content."""
-    counts = inbound(graph.content if edges is None else edges)
+    counts = (graph.content if edges is None else edges).inbound()
     return [u for u in graph.pages if u != graph.start and counts.get(u, 0) == 0]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from postprocess.apps.report.depth import DepthScenarios
-from postprocess.apps.report.graph import LinkGraph, inbound, orphans
+from postprocess.apps.report.graph import Edges, LinkGraph, orphans
 from postprocess.stages.candidates import Suggestion
 
 #: Bins of the inbound-link histogram: (label, lowest count, highest count).
@@ -68,11 +68,11 @@ def orphan_table(graph: LinkGraph, rows: Sequence[Suggestion], depths: DepthScen
 class InboundLinks:
     """Inbound link counts now and after the queue, and the lists the report shows."""
 
-    def __init__(self, graph: LinkGraph, rows: Sequence[Suggestion], after: dict) -> None:
+    def __init__(self, graph: LinkGraph, rows: Sequence[Suggestion], after: Edges) -> None:
         self.graph = graph
-        self.content_now = inbound(graph.content)
-        self.content_after = inbound(after)
-        self.all_now = inbound(graph.every)
+        self.content_now = graph.content.inbound()
+        self.content_after = after.inbound()
+        self.all_now = graph.every.inbound()
         self.proposed = Counter(s.target_url for s in rows)
 
     def page(self, url: str) -> PageLinks:

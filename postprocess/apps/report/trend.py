@@ -14,7 +14,7 @@ from statistics import mean
 
 from postprocess.apps.report.crawlfiles import read_rows
 from postprocess.apps.report.depth import click_depths, summarise
-from postprocess.apps.report.graph import LinkGraph, inbound, link_graph, orphans
+from postprocess.apps.report.graph import LinkGraph, link_graph, orphans
 from postprocess.stages.load import build_crawl
 
 PAGE_COLUMNS = ("url", "depth", "kind", "fetched_at", "job")
@@ -94,7 +94,7 @@ def _snapshot(jobs: tuple[str, ...], started: datetime, rows: tuple[list[dict], 
     crawl = build_crawl(*rows)
     graph = link_graph(crawl)
     snap = Snapshot(jobs, started, pages=len(crawl.pages), orphans=len(orphans(graph)),
-                    content_links=sum(len(t) for t in graph.content.values()), partial=partial)
+                    content_links=graph.content.links(), partial=partial)
     snap.mean_depth = summarise(click_depths(graph.every, graph.start), graph.pages).mean
     snap.mean_content_depth = summarise(click_depths(graph.content, graph.start), graph.pages).mean
     return snap, graph
@@ -141,7 +141,7 @@ def crawl_trend(directory: str) -> list[Snapshot]:
 
 def gained_links(before: LinkGraph, after: LinkGraph) -> list[Gained]:
     """Pages of both crawls with more inbound content links in ``after``: their depth before and after."""
-    links_before, links_after = inbound(before.content), inbound(after.content)
+    links_before, links_after = before.content.inbound(), after.content.inbound()
     depth_before = click_depths(before.every, before.start)
     depth_after = click_depths(after.every, after.start)
     common = set(before.pages) & set(after.pages)
