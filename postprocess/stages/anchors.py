@@ -29,6 +29,7 @@ import bisect
 import copy
 import functools
 import itertools
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -98,7 +99,7 @@ WEAK_WORDS = frozenset(normalise(w) for w in (
 
 def words(text: str) -> list[str]:
     """Normalised words of ``text``."""
-    return [normalise(m.group()) for m in WORD.finditer(text or "")]
+    return list(map(normalise, WORD.findall(text or "")))
 
 
 def short_title(title: str, max_words: int = MAX_WORDS) -> str:
@@ -451,9 +452,10 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
             if page.kind != "content":
                 continue
             lines = list(_prose_lines(page))
-            word_pages.update({w for line in lines for w in line})
+            word_pages.update(set(itertools.chain.from_iterable(lines)))  # C loops, not Python ones
             if len(matcher):
-                found.update({key for line in lines for _, key in matcher.iter(" " + " ".join(line) + " ")})
+                found.update(set(map(operator.itemgetter(1), itertools.chain.from_iterable(
+                    matcher.iter(" " + " ".join(line) + " ") for line in lines))))
         return word_pages, found
 
     word_pages: Counter[str] = Counter()
@@ -711,12 +713,17 @@ class AnchorFinder:
 
     def spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
         """Qualifying spans (first word, last word, name) of the source that name the target, surest first."""
+        norms, sentence_of, positions = src.norms, src.sentence_of, src.positions
         for name in self.names(target):
             key = name.words
-            for i in src.positions.get(key[0], ()):
-                j = i + len(key) - 1
-                if (j < len(src.norms) and tuple(src.norms[i:j + 1]) == key
-                        and src.sentence_of[j] == src.sentence_of[i]
+            last = len(key) - 1
+            if last and key[last] not in positions:  # a name's last word the source never writes
+                continue
+            for i in positions.get(key[0], ()):
+                j = i + last
+                if last and (j >= len(norms) or norms[i + 1] != key[1] or tuple(norms[i:j + 1]) != key):
+                    continue
+                if (sentence_of[j] == sentence_of[i]
                         and self.qualifies(src, i, j, name.evidence)
                         and self._spelled_right(src, i, j, name, target)
                         and self._inflected_right(src, i, j, name, target)):
