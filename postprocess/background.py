@@ -24,6 +24,15 @@ R = TypeVar("R")
 Item = TypeVar("Item")
 
 
+#: Passes over fewer items than this (pages, sources) stay in one process: a fork would cost more.
+SPLIT_MIN_ITEMS = 2000
+
+
+def worth_a_fork(items: int, workers: int) -> bool:
+    """Whether work over ``items`` items goes to a second process when ``workers`` may run."""
+    return workers > 1 and items >= SPLIT_MIN_ITEMS
+
+
 def available_workers() -> int:
     """Processes worth running at once on this machine (cores this process may use)."""
     try:

@@ -236,7 +236,8 @@ def stage_rank(s: Session) -> None:
     crawl = s.get_crawl()
     _vectors_and_index(s)
     held_back = held_back_pairs(s)
-    s.evidence = s.timed("rank", lambda: Evidence(crawl, s.embeddings, s.options.neighbours))
+    s.evidence = s.timed("rank", lambda: Evidence(crawl, s.embeddings, s.options.neighbours,
+                                                  workers(s.options)))
     if s.args.command == "run" and workers(s.options) > 1:
         # The confidence model depends on the pages and links, not on this ranking: learned on the
         # second core while this one ranks and anchors (the anchors stage collects it).

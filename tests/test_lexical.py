@@ -9,6 +9,7 @@ from postprocess.stages.lexical import (
     AnchorUses,
     LexicalIndex,
     NameIndex,
+    SiteEvidence,
     clean_title,
     site_title_parts,
     tokens,
@@ -71,6 +72,27 @@ def test_one_sources_cosines_are_the_sparse_products_bit_for_bit() -> None:
         targets = np.array([3, 1, 0, 2, 4, 1])
         expected = np.asarray((matrix[targets] @ matrix[source].T).todense(), dtype=np.float32).ravel()
         assert index.similarities(source, targets).tolist() == expected.tolist()
+
+
+def test_the_tfidf_index_made_in_a_second_process_is_the_one_made_here(monkeypatch) -> None:
+    from postprocess import background
+
+    forks: list[bool] = []
+    real = background.Background.__init__
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        real(self, *args, **kwargs)
+        forks.append(self.forked)
+
+    titles = [(f"Page {i}", f"Page {i}") for i in range(len(DOCS))]
+    here = SiteEvidence([f"u{i}" for i in range(len(DOCS))], titles, DOCS, DOCS, [], 2, workers=2)
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    there = SiteEvidence([f"u{i}" for i in range(len(DOCS))], titles, DOCS, DOCS, [], 2, workers=2)
+    assert forks == [True]
+    assert (there.lexical.matrix != here.lexical.matrix).nnz == 0
+    assert there.lexical_rows.tolist() == here.lexical_rows.tolist()
+    assert there.lexical_sims.tolist() == here.lexical_sims.tolist()
 
 
 def test_lexical_index_of_pages_without_words() -> None:

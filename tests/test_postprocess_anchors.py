@@ -475,13 +475,14 @@ def test_anchor_counts_and_spellings_are_alike_from_columns_and_objects():
 def test_the_finders_passes_over_every_page_count_alike_in_two_processes(monkeypatch):
     """Proper nouns, the pages each word and name stands on: counted in chunks shared by two
     processes, the same as in one."""
+    from postprocess import background
     from postprocess.stages import anchors
 
     pages = [page(url(f"/p{i}"), f"Moka pot {i}", f"The Moka pot and Chemex brew {i}. A kettle helps Chemex. "
                   f"Use the moka pot daily.") for i in range(40)]
     crawl = build_crawl(pages, [], [])
     one = AnchorFinder(crawl)
-    monkeypatch.setattr(anchors, "SPLIT_MIN_SOURCES", 1)
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
     monkeypatch.setattr(anchors, "in_chunks", _counting_chunks(anchors.in_chunks))
     two = AnchorFinder(crawl, workers=2)
     assert _counting_chunks.calls == 2  # proper nouns, then words and names on the pages

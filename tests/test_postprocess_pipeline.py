@@ -88,11 +88,10 @@ def test_rows_whose_paragraph_is_not_about_the_target_leave(site):
 
 
 def test_two_processes_make_the_queue_one_does(site, monkeypatch):
-    """The anchors chosen in chunks shared with a second process, the confidence model learned in
-    another while the ranking runs: the queue, the near duplicates, the rejections and the model are
-    those of one process."""
+    """The TF-IDF index made in a second process while the first indexes names, the anchors chosen in
+    chunks shared with a second process, the confidence model learned in another while the ranking
+    runs: the queue, the near duplicates, the rejections and the model are those of one process."""
     from postprocess import background
-    from postprocess.stages import anchors
 
     crawl, emb = site
     one = suggest(crawl, dataclasses.replace(LOW, workers=1), bundled_model(), embeddings=emb)
@@ -103,13 +102,13 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
         real(self, *args, **kwargs)
         forks.append(self.forked)
 
-    monkeypatch.setattr(anchors, "SPLIT_MIN_SOURCES", 1)
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
     two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
-    # the confidence model, the anchors (the finder's passes over pages need two chunks of 64 pages
-    # to fork: test_postprocess_anchors checks them in two processes)
-    assert forks == [True, True]
+    # the TF-IDF index, the confidence model, the anchors (the finder's passes over pages need two
+    # chunks of 64 pages to fork: test_postprocess_anchors checks them in two processes)
+    assert forks == [True, True, True]
     assert [dataclasses.asdict(s) for s in two.rows] == [dataclasses.asdict(s) for s in one.rows]
     assert [dataclasses.asdict(s) for s in two.cannibalisation] == [
         dataclasses.asdict(s) for s in one.cannibalisation]

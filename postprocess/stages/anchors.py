@@ -40,6 +40,7 @@ import ahocorasick
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
+from postprocess import background
 from postprocess.background import in_chunks
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.links import LinkTable, TargetsBySource, content_uses
@@ -192,9 +193,6 @@ PROPER_MIN_USES = 3
 PROPER_SHARE = 0.9
 T = TypeVar("T")
 R = TypeVar("R")
-#: Below this many pages or sources a pass over them stays in one process (a fork costs more than it
-#: saves): see ``background.in_chunks``.
-SPLIT_MIN_SOURCES = 2000
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 #: The same words when they start with a capital (matches end before a space, so a word inside one
 #: is never preceded by one: these are exactly the capitalised ``_MID_SENTENCE`` matches).
@@ -225,8 +223,8 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
 def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
             chunk: int | None = None) -> list[R]:
     """``work`` over chunks of ``items`` shared with a second process (``background.in_chunks``) when
-    ``workers`` > 1 and there are at least ``SPLIT_MIN_SOURCES`` items; else over all of them at once."""
-    if workers < 2 or len(items) < SPLIT_MIN_SOURCES:
+    ``worth_a_fork``; else over all of them at once."""
+    if not background.worth_a_fork(len(items), workers):
         return [work(items)]
     return in_chunks(work, items, chunk=chunk)
 
@@ -885,7 +883,7 @@ def names_from_counts(uses: Counter[tuple[str, ...]], per_target: dict[str, Coun
 def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None,
                 allow_title: bool = False, workers: int = 1) -> None:
     """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "").
-    With ``workers`` above 1 and at least ``SPLIT_MIN_SOURCES`` sources, the sources are shared in
+    With ``background.worth_a_fork`` (enough sources, ``workers`` above 1), the sources are shared in
     chunks with a forked second process (a source's anchors depend on it alone)."""
     finder = finder or AnchorFinder(crawl, allow_title)
     by_source: dict[str, list[Suggestion]] = defaultdict(list)

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
+from postprocess.background import Background, worth_a_fork
 from postprocess.stages.links import first_seen
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
@@ -80,7 +81,7 @@ class LexicalIndex:
     """TF-IDF vectors of pages, L2-normalised, with pair similarity and blockwise nearest pages."""
 
     def __init__(self, documents: Sequence[str], min_df: int = 1, max_df: float = 0.5) -> None:
-        self.vectorizer = TfidfVectorizer(
+        vectorizer = TfidfVectorizer(
             sublinear_tf=True,
             stop_words=list(ENGLISH_STOP_WORDS),
             token_pattern=TOKEN.pattern,
@@ -90,7 +91,7 @@ class LexicalIndex:
             dtype=np.float32,
         )
         try:
-            self.matrix = sparse.csr_matrix(self.vectorizer.fit_transform(documents))
+            self.matrix = sparse.csr_matrix(vectorizer.fit_transform(documents))  # its vocabulary is not kept
         except ValueError:  # no token at all
             self.matrix = sparse.csr_matrix((len(documents), 1), dtype=np.float32)
         self._dense: np.ndarray | None = None  # one source row spread out, for ``similarities``
@@ -168,6 +169,12 @@ class LexicalIndex:
             rows[i, :len(best)] = found[best]
             sims[i, :len(best)] = exact[best]
         return rows, sims
+
+
+def _lexical_neighbours(documents: Sequence[str], k: int) -> tuple[LexicalIndex, np.ndarray, np.ndarray]:
+    """The TF-IDF index of ``documents`` and each one's ``k`` nearest (``LexicalIndex.neighbours``)."""
+    index = LexicalIndex(documents)
+    return (index, *index.neighbours(k))
 
 
 @dataclass(frozen=True)
@@ -392,13 +399,17 @@ class SiteEvidence:
     """
 
     def __init__(self, urls: Sequence[str], titles: Sequence[tuple[str, str]], documents: Sequence[str],
-                 texts: Sequence[str], anchor_uses: Iterable[tuple[int, int, str]], neighbours: int) -> None:
+                 texts: Sequence[str], anchor_uses: Iterable[tuple[int, int, str]], neighbours: int,
+                 workers: int = 1) -> None:
+        """``workers`` above 1 (and a site worth a fork): the TF-IDF index and its neighbours are made
+        in a second process while this one indexes the names."""
         self.urls = list(urls)
         self.row = {url: i for i, url in enumerate(self.urls)}
-        self.lexical = LexicalIndex(documents)
-        self.lexical_rows, self.lexical_sims = self.lexical.neighbours(max(1, neighbours))
+        lexical = Background(_lexical_neighbours, documents, max(1, neighbours),
+                             fork=worth_a_fork(len(documents), workers))
         self._titles, self._texts = titles, list(texts)  # the pages' own strings, not copies
         self.names = NameIndex(titles, anchor_uses, self._texts)
+        self.lexical, self.lexical_rows, self.lexical_sims = lexical.result()
         self._mentions: dict[int, dict[int, Mention]] = {}
 
     def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:

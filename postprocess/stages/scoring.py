@@ -86,7 +86,8 @@ def needs_links(inbound: int) -> float:
 class Evidence:
     """Per-run evidence beyond the Annoy neighbours: page and chunk vectors, lexical index, names."""
 
-    def __init__(self, crawl: Crawl, embeddings: object, neighbours: int) -> None:
+    def __init__(self, crawl: Crawl, embeddings: object, neighbours: int, workers: int = 1) -> None:
+        """``workers``: processes that may build it (see ``SiteEvidence``)."""
         from postprocess.stages.lexical import SiteEvidence, clean_title, page_document, site_title_parts
 
         urls = list(embeddings.urls)  # type: ignore[attr-defined]
@@ -103,6 +104,7 @@ class Evidence:
             [p.text for p in ordered],
             _anchor_uses(crawl, row),
             neighbours,
+            workers,
         )
         self._links_changed(crawl)
 
