@@ -244,6 +244,7 @@ def stage_rank(s: Session) -> None:
         s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
                                                             workers(s.options)))
         s.passages = passage_vectors(s)
+        s.timed("rank", s.evidence.ready)  # the TF-IDF index, made beside the finder: before the next fork
         s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,
                                 s.finder, s.evidence)
     s.rows, s.cannibal, s.rejected = s.timed(

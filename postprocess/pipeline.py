@@ -169,6 +169,9 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     started = time.perf_counter()
     finder = AnchorFinder(crawl, options.title_anchors, workers(options))
     timings["anchors"] = time.perf_counter() - started
+    started = time.perf_counter()
+    evidence.ready()  # its TF-IDF index, made beside the finder: collected before the next fork
+    timings["rank"] += time.perf_counter() - started
     learning = None
     if confidence is None:  # independent of the ranking below: on a second core when there is one
         learning = Background(learn_in_background, crawl, embeddings, index, passages, options, finder,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -363,7 +364,7 @@ class NameIndex:
         """Every occurrence of every name in a ``token_line`` (overlapping ones too)."""
         if not len(self._matcher):
             return Counter()
-        return Counter(words for _, words in self._matcher.iter(line))
+        return Counter(map(operator.itemgetter(1), self._matcher.iter(line)))
 
     def mentions(self, source: int) -> dict[int, Mention]:
         """Targets named in page ``source``'s text, with their best name."""
@@ -402,20 +403,34 @@ class SiteEvidence:
                  texts: Sequence[str], anchor_uses: Iterable[tuple[int, int, str]], neighbours: int,
                  workers: int = 1) -> None:
         """``workers`` above 1 (and a site worth a fork): the TF-IDF index and its neighbours are made
-        in a second process while this one indexes the names."""
+        in a second process while this one indexes the names and goes on (``ready`` waits for them;
+        they are also waited for when first read)."""
         self.urls = list(urls)
         self.row = {url: i for i, url in enumerate(self.urls)}
-        lexical = Background(_lexical_neighbours, documents, max(1, neighbours),
-                             fork=worth_a_fork(len(documents), workers))
+        self._lexical_job: Background | None = Background(_lexical_neighbours, documents, max(1, neighbours),
+                                                          fork=worth_a_fork(len(documents), workers))
         self._titles, self._texts = titles, list(texts)  # the pages' own strings, not copies
         self.names = NameIndex(titles, anchor_uses, self._texts)
-        self.lexical, self.lexical_rows, self.lexical_sims = lexical.result()
         self._mentions: dict[int, dict[int, Mention]] = {}
+
+    def ready(self) -> SiteEvidence:
+        """Wait for the TF-IDF index if a second process is making it. Call it before forking another
+        process that reads it: a child must not wait on its parent's child."""
+        job = self.__dict__.get("_lexical_job")
+        if job is not None:
+            self.lexical, self.lexical_rows, self.lexical_sims = job.result()
+            self._lexical_job = None
+        return self
+
+    def __getattr__(self, name: str) -> object:  # only for attributes not set yet
+        if name in ("lexical", "lexical_rows", "lexical_sims") and self.__dict__.get("_lexical_job"):
+            return getattr(self.ready(), name)
+        raise AttributeError(name)
 
     def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:
         """The same pages with other links (confidence folds, evaluation): the TF-IDF index and
         its neighbours depend on the pages alone and are kept; the names are made again."""
-        evidence = copy.copy(self)
+        evidence = copy.copy(self.ready())
         evidence.names = NameIndex(self._titles, anchor_uses, self._texts, base=self.names)
         evidence._mentions = {}
         return evidence

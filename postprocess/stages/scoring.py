@@ -108,6 +108,11 @@ class Evidence:
         )
         self._links_changed(crawl)
 
+    def ready(self) -> Evidence:
+        """This evidence once its TF-IDF index is made (see ``SiteEvidence.ready``)."""
+        self.site.ready()
+        return self
+
     def with_links(self, crawl: Crawl) -> Evidence:
         """This evidence for the same pages with other links (a confidence fold hides some): the
         lexical index is kept, names and inbound counts are made again."""
