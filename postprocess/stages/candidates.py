@@ -177,11 +177,10 @@ class PairFilter:
         self.urls, self.options = urls, options
         self.pages = [by_url.get(url) for url in urls]
         self.has_page = np.array([p is not None for p in self.pages], dtype=bool)
-        self.reasons: list[str | None] = [None]
         codes: dict[str | None, int] = {None: 0}
         self.exclusion = np.array([codes.setdefault(target_exclusion(p, options), len(codes))
                                    if p is not None else 0 for p in self.pages], dtype=np.int64)
-        self.reasons = list(codes)
+        self.reasons: list[str | None] = list(codes)
         languages: dict[str, int] = {"": 0}
         self.language = np.array([languages.setdefault(p.lang.split("-")[0].lower(), len(languages))
                                   if p is not None and p.lang else 0 for p in self.pages], dtype=np.int64)
