@@ -92,3 +92,14 @@ def test_blocks_stay_in_arrow_until_a_page_is_read(tmp_path):
     assert made and all(isinstance(b, load.Block) for b in made)
     assert page.blocks == made and len(page.blocks) == len(made) and page.blocks[0] == made[0]
     assert hash(page) == hash(load.Page(**{f: getattr(page, f) for f in page.__dataclass_fields__}))
+
+
+def test_a_tables_inbound_counts_are_made_once_and_handed_out_as_copies():
+    table = LinkTable.from_links([Link("a", "t"), Link("a", "t"), Link("b", "t"), Link("t", "t"),
+                                  Link("b", "u")])
+    first = table.inbound()
+    assert first == {"t": 2, "u": 1}
+    first["t"] = 99  # a caller's change stays the caller's
+    assert table.inbound() == {"t": 2, "u": 1}
+    assert table.inbound() is not table.inbound()
+    assert table.without([("b", "t")]).inbound() == {"t": 1, "u": 1}  # another table, its own counts

@@ -37,7 +37,10 @@ def test_breadth_first_depth_from_the_start_page():
     assert click_depths(edges, S) == {S: 0, A: 1, B: 2, C: 2}  # D links in, nothing links D
     assert click_depths(edges, None) == {}
     assert click_depths(Edges.from_pairs([], [S]), S) == {S: 0}
-    assert edges.plus([(C, D), (C, D), (E, S)]) == {S: {A}, A: {B, C}, B: {C}, C: {A, D}, D: {S}}
+    added = edges.plus([(C, D), (C, D), (E, S), (S, A), (B, B)])  # E is no page; S -> A is there
+    assert added == {S: {A}, A: {B, C}, B: {C}, C: {A, D}, D: {S}}
+    assert edges.plus([(A, S)]).keys.tolist() == sorted(edges.plus([(A, S)]).keys.tolist())  # kept sorted
+    assert Edges.from_pairs([], [S, A]).plus([(S, A)]) == {S: {A}}
     assert edges.plus([(C, D)]).inbound() == {S: 1, A: 2, B: 1, C: 2, D: 1}
 
 

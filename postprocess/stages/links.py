@@ -47,6 +47,7 @@ class LinkTable(Sequence[Link]):
         self.nofollow = np.asarray(nofollow, dtype=bool)
         self.internal = np.asarray(internal, dtype=bool)
         self._ids: dict[str, int] | None = None
+        self._inbound: Counter[str] | None = None
 
     # -- Sequence[Link] -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -97,7 +98,7 @@ class LinkTable(Sequence[Link]):
         """The links at ``rows`` (indices or a boolean mask), sharing the URL and anchor tables."""
         table = LinkTable.__new__(LinkTable)
         table.urls, table.anchors, table.positions = self.urls, self.anchors, self.positions
-        table._ids = self._ids
+        table._ids, table._inbound = self._ids, None
         for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
             setattr(table, name, getattr(self, name)[rows])
         return table
@@ -123,11 +124,15 @@ class LinkTable(Sequence[Link]):
         return {(urls[k // n], urls[k % n]) for k in keys.tolist()}
 
     def inbound(self) -> Counter[str]:
-        """Distinct other pages linking to each URL (any position)."""
-        keys = np.unique(self.pair_keys(self.source != self.target))
-        targets, counts = np.unique(keys % len(self.urls), return_counts=True)
-        urls = self.urls
-        return Counter({urls[t]: c for t, c in zip(targets.tolist(), counts.tolist(), strict=True)})
+        """Distinct other pages linking to each URL (any position); counted once per table (the
+        ranking and the report both ask), a copy handed out."""
+        if self._inbound is None:
+            keys = np.unique(self.pair_keys(self.source != self.target))
+            targets, counts = np.unique(keys % len(self.urls), return_counts=True)
+            urls = self.urls
+            self._inbound = Counter({urls[t]: c for t, c in zip(targets.tolist(), counts.tolist(),
+                                                                strict=True)})
+        return Counter(self._inbound)
 
     def pair_set(self, content_only: bool = False) -> PairSet:
         """``pairs`` as sorted integer keys: ``(source, target) in`` it, at 8 bytes a pair."""

@@ -17,15 +17,21 @@ class Edges(Mapping[str, frozenset[str]]):
     pages it links to. Stored as page numbers sorted by source (CSR arrays), a few bytes a link;
     counting inbound links, click depths and adding the queue's links work on the arrays."""
 
-    def __init__(self, pages: Sequence[str], sources: np.ndarray, targets: np.ndarray,
-                 number: dict[str, int] | None = None) -> None:
+    def __init__(self, pages: Sequence[str], keys: np.ndarray, number: dict[str, int] | None = None) -> None:
+        """``keys``: source × len(pages) + target of each edge, sorted, each once."""
         self.pages = tuple(pages)
         self.number = number if number is not None else {url: i for i, url in enumerate(self.pages)}
         n = len(self.pages)
-        keep = sources != targets
-        keys = np.unique(sources[keep].astype(np.int64) * n + targets[keep])
+        self.keys = keys
         self.targets = (keys % n).astype(np.int64) if n else keys
         self.indptr = np.searchsorted(keys // n if n else keys, np.arange(n + 1))
+
+    @classmethod
+    def from_arrays(cls, pages: Sequence[str], sources: np.ndarray, targets: np.ndarray,
+                    number: dict[str, int] | None = None) -> Edges:
+        """The edges sources[i] -> targets[i] (page numbers), repeats and self links left out."""
+        keep = sources != targets
+        return cls(pages, np.unique(sources[keep].astype(np.int64) * len(pages) + targets[keep]), number)
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, str]], pages: Sequence[str],
@@ -34,15 +40,16 @@ class Edges(Mapping[str, frozenset[str]]):
         number = number if number is not None else {url: i for i, url in enumerate(pages)}
         found = [(number[s], number[t]) for s, t in pairs if s in number and t in number]
         both = np.array(found, dtype=np.int64).reshape(-1, 2)
-        return cls(pages, both[:, 0], both[:, 1], number)
+        return cls.from_arrays(pages, both[:, 0], both[:, 1], number)
 
     def plus(self, pairs: Iterable[tuple[str, str]]) -> Edges:
-        """These edges and the (source, target) ``pairs`` between known pages."""
-        more = Edges.from_pairs(pairs, self.pages, self.number)
-        sources = np.repeat(np.arange(len(self.pages)), np.diff(self.indptr))
-        more_sources = np.repeat(np.arange(len(self.pages)), np.diff(more.indptr))
-        return Edges(self.pages, np.concatenate([sources, more_sources]),
-                     np.concatenate([self.targets, more.targets]), self.number)
+        """These edges and the (source, target) ``pairs`` between known pages (the new keys are
+        put into place in the sorted ones: no sort of the site's links again)."""
+        more = Edges.from_pairs(pairs, self.pages, self.number).keys
+        at = np.searchsorted(self.keys, more)
+        new = more[(at == len(self.keys)) | (self.keys[np.minimum(at, len(self.keys) - 1)] != more)] \
+            if len(self.keys) else more
+        return Edges(self.pages, np.insert(self.keys, np.searchsorted(self.keys, new), new), self.number)
 
     def inbound(self) -> Counter[str]:
         """Distinct other pages linking to each page."""
@@ -117,8 +124,9 @@ def link_graph(crawl: Crawl) -> LinkGraph:
     sources, targets = page_of[table.source], page_of[table.target]
     known = (sources >= 0) & (targets >= 0)
     content = known & table.content()
-    return LinkGraph(pages, start_page(crawl), Edges(pages, sources[content], targets[content], number),
-                     Edges(pages, sources[known], targets[known], number))
+    return LinkGraph(pages, start_page(crawl),
+                     Edges.from_arrays(pages, sources[content], targets[content], number),
+                     Edges.from_arrays(pages, sources[known], targets[known], number))
 
 
 def orphans(graph: LinkGraph, edges: Edges | None = None) -> list[str]:
