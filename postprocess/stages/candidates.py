@@ -21,7 +21,7 @@ from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
-from postprocess.stages.links import linked_keys, linked_pairs
+from postprocess.stages.links import in_sorted, linked_keys, linked_pairs
 from postprocess.stages.load import Crawl, Link, Page
 
 
@@ -148,6 +148,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         found = found.take(site.allowed(item, found, rejected))
         if held_back:
             found = found.take(_not_decided(source.url, found, site, held_back, rejected))
+        # date decay applies to the SOURCE's date: a link from an old news post brings an evergreen
+        # target few readers, so such sources sink in the queue
         parts = {"similarity": scoring.rounded(found.similarities),
                  **evidence.part_columns(item, found),
                  "date_factor": np.full(len(found.rows), scoring.rounded(
@@ -156,7 +158,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         keep = score >= options.min_score
         _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
         pool.add(item, found.rows[keep], score[keep], {name: column[keep] for name, column in parts.items()})
-    queue = pool.capped(site, pool_size or options.per_source, pool_targets or options.per_target)
+    queue = pool.capped(index.urls, pool_size or options.per_source, pool_targets or options.per_target)
     _count(rejected, "over_cap", pool.size - len(queue))
     cannibal = sorted(duplicates.values(), key=sort_key)
     return queue, cannibal, rejected
@@ -186,7 +188,6 @@ class PairFilter:
                                   if p is not None and p.lang else 0 for p in self.pages], dtype=np.int64)
         self.linked = linked_keys(crawl.links, urls, options.content_links_only)
         self.all_linked = linked_keys(crawl.links, urls) if options.content_links_only else self.linked
-        self._sort_rank: np.ndarray | None = None
 
     def allowed(self, source: int, found: scoring.Candidates, rejected: Counter[str]) -> np.ndarray:
         """Mask of the pairs that pass the filters, in order (self, the target's own exclusion,
@@ -210,9 +211,7 @@ class PairFilter:
 
     def is_linked(self, source: int, targets: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Mask of ``targets`` that ``source`` links already (``keys``: see ``linked_keys``)."""
-        wanted = source * len(self.urls) + targets
-        at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-        return keys[at] == wanted if len(keys) else np.zeros(len(targets), dtype=bool)
+        return in_sorted(keys, source * len(self.urls) + targets)
 
     def record_duplicates(self, source: int, found: scoring.Candidates, duplicates: Duplicates) -> None:
         """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
@@ -226,13 +225,13 @@ class PairFilter:
                 duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
                     "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
-    def sort_rank(self) -> np.ndarray:
-        """Each item's place when the URLs are sorted (ties in score are broken by URL)."""
-        if self._sort_rank is None:
-            order = sorted(range(len(self.urls)), key=self.urls.__getitem__)
-            self._sort_rank = np.empty(len(self.urls), dtype=np.int64)
-            self._sort_rank[order] = np.arange(len(self.urls))
-        return self._sort_rank
+
+
+def _sort_ranks(urls: Sequence[str]) -> np.ndarray:
+    """Each URL's place when the URLs are sorted (ties in score are broken by URL)."""
+    ranks = np.empty(len(urls), dtype=np.int64)
+    ranks[sorted(range(len(urls)), key=urls.__getitem__)] = np.arange(len(urls))
+    return ranks
 
 
 def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
@@ -263,19 +262,18 @@ class _PairColumns:
             self.parts.setdefault(name, []).append(column)
         self.size += len(targets)
 
-    def capped(self, site: PairFilter, per_source: int, per_target: int) -> list[Suggestion]:
+    def capped(self, urls: Sequence[str], per_source: int, per_target: int) -> list[Suggestion]:
         """The pairs taken best first (score, then source and target URL) under the caps, as rows."""
         if not self.size:
             return []
         sources, targets = np.concatenate(self.sources), np.concatenate(self.targets)
         scores = np.concatenate(self.scores)
-        rank = site.sort_rank()
+        rank = _sort_ranks(urls)
         order = np.lexsort((rank[targets], rank[sources], -scores))
         taken = capped(sources[order].tolist(), targets[order].tolist(), per_source, per_target)
         rows = order[[i for i, _ in taken]]
         parts = {name: np.concatenate(columns)[rows].tolist() for name, columns in self.parts.items()}
         names = list(parts)
-        urls = site.urls
         return [Suggestion(urls[s], urls[t], score, dict(zip(names, values, strict=True)), rank=place)
                 for s, t, score, (_, place), *values in zip(
                     sources[rows].tolist(), targets[rows].tolist(), scores[rows].tolist(), taken,

@@ -103,6 +103,8 @@ class LexicalIndex:
     def similarities(self, source: int, targets: Sequence[int] | np.ndarray) -> np.ndarray:
         """Cosine of row ``source`` with each of rows ``targets``: the target rows times the source
         row spread out dense (a sparse-by-sparse product costs several times more per call)."""
+        if not len(targets):
+            return np.zeros(0, dtype=np.float32)
         matrix = self.matrix
         lo, hi = matrix.indptr[source], matrix.indptr[source + 1]
         columns = matrix.indices[lo:hi]
@@ -164,7 +166,7 @@ class LexicalIndex:
         index.build(trees, n_jobs=1)
         for i in range(n):
             found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
-            exact = self.similarities(i, found) if len(found) else np.zeros(0, dtype=np.float32)
+            exact = self.similarities(i, found)
             found, exact = found[exact > 0], exact[exact > 0]
             best = np.lexsort((found, -exact))[:k]  # most similar first, then the lower row
             rows[i, :len(best)] = found[best]
@@ -450,12 +452,3 @@ class SiteEvidence:
         seen = set(rows)
         rows += [t for t in self.mentions(source) if t not in seen]
         return rows
-
-    def lexical_similarities(self, source: int, targets: Sequence[int]) -> np.ndarray:
-        """TF-IDF cosine of ``source`` with each of ``targets`` (one sparse product)."""
-        if not len(targets):
-            return np.zeros(0, dtype=np.float32)
-        return self.lexical.similarities(source, targets)
-
-    def mention(self, source: int, target: int) -> Mention | None:
-        return self.mentions(source).get(target)

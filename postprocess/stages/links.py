@@ -260,16 +260,25 @@ class TargetsBySource:
         return self.get(source) or set()
 
 
-def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool = False) -> np.ndarray:
-    """The pairs linked between pages of ``items`` (a list of URLs), as sorted distinct keys
-    source item × len(items) + target item (by in-content links only when ``content_only``)."""
+def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool = False,
+                where: dict[str, int] | None = None) -> np.ndarray:
+    """The pairs linked between different pages of ``items`` (a list of URLs; ``where``: URL ->
+    its number, when made already), as sorted distinct keys source item × len(items) + target
+    item (by in-content links only when ``content_only``)."""
     table = links_table(links)
-    where = {url: i for i, url in enumerate(items)}
+    where = where if where is not None else {url: i for i, url in enumerate(items)}
     item = np.array([where.get(url, -1) for url in table.urls], dtype=np.int64)
     mask = table.content() if content_only else np.ones(len(table), dtype=bool)
     source, target = item[table.source[mask]], item[table.target[mask]]
-    both = (source >= 0) & (target >= 0)
+    both = (source >= 0) & (target >= 0) & (source != target)
     return np.unique(source[both] * len(items) + target[both])
+
+
+def in_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Mask of the ``wanted`` values that stand in ``keys`` (sorted)."""
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=bool)
+    return keys[np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)] == wanted
 
 
 def pair_set(links: Sequence[Link], content_only: bool = False) -> PairSet | set[tuple[str, str]]:

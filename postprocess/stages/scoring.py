@@ -135,7 +135,7 @@ class Evidence:
             cosines = self.vectors[extra] @ self.vectors[source]
             rows = np.concatenate([rows, np.asarray(extra, dtype=np.int64)])
             similarities = np.concatenate([similarities, cosines.astype(np.float64)])
-        lexical = self.site.lexical_similarities(source, rows)
+        lexical = self.site.lexical.similarities(source, rows)
         return Candidates(rows, similarities, lexical)
 
     def part_columns(self, source: int, found: Candidates) -> dict[str, np.ndarray]:

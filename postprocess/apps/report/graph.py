@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from postprocess.stages.links import links_table
+from postprocess.stages.links import in_sorted, linked_keys
 from postprocess.stages.load import Crawl
 
 
@@ -27,28 +27,20 @@ class Edges(Mapping[str, frozenset[str]]):
         self.indptr = np.searchsorted(keys // n if n else keys, np.arange(n + 1))
 
     @classmethod
-    def from_arrays(cls, pages: Sequence[str], sources: np.ndarray, targets: np.ndarray,
-                    number: dict[str, int] | None = None) -> Edges:
-        """The edges sources[i] -> targets[i] (page numbers), repeats and self links left out."""
-        keep = sources != targets
-        return cls(pages, np.unique(sources[keep].astype(np.int64) * len(pages) + targets[keep]), number)
-
-    @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, str]], pages: Sequence[str],
                    number: dict[str, int] | None = None) -> Edges:
-        """The (source URL, target URL) ``pairs`` between ``pages`` (others are left out)."""
+        """The (source URL, target URL) ``pairs`` between ``pages`` (others, repeats and self links
+        are left out)."""
         number = number if number is not None else {url: i for i, url in enumerate(pages)}
-        found = [(number[s], number[t]) for s, t in pairs if s in number and t in number]
-        both = np.array(found, dtype=np.int64).reshape(-1, 2)
-        return cls.from_arrays(pages, both[:, 0], both[:, 1], number)
+        keys = [number[s] * len(pages) + number[t]
+                for s, t in pairs if s in number and t in number and s != t]
+        return cls(pages, np.unique(np.array(keys, dtype=np.int64)), number)
 
     def plus(self, pairs: Iterable[tuple[str, str]]) -> Edges:
         """These edges and the (source, target) ``pairs`` between known pages (the new keys are
         put into place in the sorted ones: no sort of the site's links again)."""
         more = Edges.from_pairs(pairs, self.pages, self.number).keys
-        at = np.searchsorted(self.keys, more)
-        new = more[(at == len(self.keys)) | (self.keys[np.minimum(at, len(self.keys) - 1)] != more)] \
-            if len(self.keys) else more
+        new = more[~in_sorted(self.keys, more)]
         return Edges(self.pages, np.insert(self.keys, np.searchsorted(self.keys, new), new), self.number)
 
     def inbound(self) -> Counter[str]:
@@ -119,14 +111,9 @@ def link_graph(crawl: Crawl) -> LinkGraph:
     """The graph of ``crawl`` (aliases already resolved by the loader), read from the link columns."""
     pages = tuple(p.url for p in crawl.pages)
     number = {url: i for i, url in enumerate(pages)}
-    table = links_table(crawl.links)
-    page_of = np.array([number.get(url, -1) for url in table.urls], dtype=np.int64)
-    sources, targets = page_of[table.source], page_of[table.target]
-    known = (sources >= 0) & (targets >= 0)
-    content = known & table.content()
     return LinkGraph(pages, start_page(crawl),
-                     Edges.from_arrays(pages, sources[content], targets[content], number),
-                     Edges.from_arrays(pages, sources[known], targets[known], number))
+                     Edges(pages, linked_keys(crawl.links, pages, content_only=True, where=number), number),
+                     Edges(pages, linked_keys(crawl.links, pages, where=number), number))
 
 
 def orphans(graph: LinkGraph, edges: Edges | None = None) -> list[str]:
