@@ -5,7 +5,7 @@ rerun alone; ``run`` (the default) does them all in one process.
 
 | stage | reads | writes (in --out) |
 | --- | --- | --- |
-| embed | crawl | cache/embeddings-<model>.parquet, vectors.parquet |
+| embed | crawl | cache/embeddings-<model>/part-*.parquet, vectors.parquet, chunk-vectors-*.f32 |
 | index | vectors.parquet | index.ann, index-ids.parquet |
 | rank | crawl, vectors, index | candidates.parquet, cannibalisation.csv |
 | anchors | crawl, candidates.parquet | anchored.parquet |
@@ -157,11 +157,13 @@ def stage_embed(s: Session) -> None:
 
     crawl = s.get_crawl()
     model_id, prefix = model_identity(s.args.model, s.options.prefix)
-    s.embeddings = s.timed("embed", lambda: from_cache(crawl, model_id, prefix, s.options, s.out / "cache"))
+    s.embeddings = s.timed("embed", lambda: from_cache(crawl, model_id, prefix, s.options, s.out / "cache",
+                                                       chunks_dir=s.out))
     if s.embeddings is None:
         s.model = s.timed("model", lambda: embedder_for(s))
-        s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache"))
-    save_vectors(s.out / "vectors.parquet", s.embeddings)
+        s.embeddings = s.timed("embed", lambda: embed_pages(crawl, s.model, s.options, s.out / "cache",
+                                                            chunks_dir=s.out))
+    s.embeddings = save_vectors(s.out / "vectors.parquet", s.embeddings)
     st = s.embeddings.stats
     logging.getLogger("postprocess").info("embedded %s pages, %s from the cache", st["embedded_pages"],
                                           st["cached_pages"])

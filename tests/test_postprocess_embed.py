@@ -200,9 +200,81 @@ def test_embedding_stats_say_which_device_and_how_fast(tmp_path):
 
 def test_vectors_round_trip(tmp_path):
     emb = embed_pages(build_crawl(SITE[:3], [], []), bundled_model(), Options())
+    expected = [c.copy() for c in emb.chunk_vectors]
     save_vectors(tmp_path / "vectors.parquet", emb)
     back = read_vectors(tmp_path / "vectors.parquet")
     assert back.urls == emb.urls and np.allclose(back.vectors, emb.vectors)
-    assert all(np.allclose(a, b) for a, b in zip(back.chunk_vectors, emb.chunk_vectors, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(back.chunk_vectors, expected, strict=True))
+    assert isinstance(back.chunk_vectors.matrix, np.memmap)  # mapped from its file, not read
     with pytest.raises(InputError, match="run the embed stage first"):
         read_vectors(tmp_path / "missing.parquet")
+
+
+def test_chunk_vectors_go_to_one_file_that_later_stages_map(tmp_path):
+    """With a cache, the chunks are written to one float32 file as they are read back and mapped from
+    it; saving names that file in vectors.parquet and removes the files of earlier runs; a file that
+    does not fit is one line."""
+    model, out = bundled_model(), tmp_path / "out"
+    in_memory = embed_pages(build_crawl(SITE, [], []), model, Options())
+    first = embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=out / "cache", chunks_dir=out)
+    chunks = first.chunk_vectors
+    assert isinstance(chunks.matrix, np.memmap) and chunks.path is not None and chunks.path.parent == out
+    assert chunks.path.stat().st_size == sum(len(c) for c in in_memory.chunk_vectors) * 384 * 4
+    assert all(np.array_equal(a, b) for a, b in zip(chunks, in_memory.chunk_vectors, strict=True))
+    assert np.array_equal(first.vectors, in_memory.vectors)
+    save_vectors(out / "vectors.parquet", first)
+    assert [p.name for p in out.glob("chunk-vectors-*.f32")] == [chunks.path.name]  # kept, not copied
+    again = from_cache(build_crawl(SITE, [], []), BUNDLED_ID, "", Options(), out / "cache", chunks_dir=out)
+    assert again is not None and len(list(out.glob("chunk-vectors-*.f32"))) == 2
+    save_vectors(out / "vectors.parquet", again)
+    assert [p.name for p in out.glob("chunk-vectors-*.f32")] == [again.chunk_vectors.path.name]
+    back = read_vectors(out / "vectors.parquet")
+    assert all(np.array_equal(a, b) for a, b in zip(back.chunk_vectors, in_memory.chunk_vectors, strict=True))
+    with open(back.chunk_vectors.path, "r+b") as f:
+        f.truncate(384 * 4)
+    with pytest.raises(InputError, match="cannot be read .* run the embed stage again"):
+        read_vectors(out / "vectors.parquet")
+
+
+def test_the_cache_is_read_a_batch_at_a_time_with_the_newest_part_first(tmp_path, monkeypatch):
+    """Parts of several row groups, a page in two parts and twice in one: each page's vectors once,
+    from the newest part that holds them, equal to embedding without a cache."""
+    import pyarrow as pa
+
+    from postprocess.stages import vector_cache
+
+    monkeypatch.setattr(vector_cache, "BATCH_ROWS", 2)
+    model, cache = bundled_model(), tmp_path / "cache"
+    embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=cache)
+    folder = cache / f"embeddings-{model_slug(BUNDLED_ID)}"
+    (part,) = folder.glob("part-*.parquet")
+    assert pq.ParquetFile(part).num_row_groups > 1
+    table = pq.read_table(part)
+    doubled = pa.concat_tables([table.slice(0, 2), table.slice(0, 1), table.slice(2)])
+    pq.write_table(doubled, part, row_group_size=2)
+    newer = table.slice(1, 1)  # one page again, its vector altered: the newest part must win
+    altered = pa.table({"key": newer["key"], "vector": pa.array([[0.5] * 384], pa.list_(pa.float32())),
+                        "chunks": newer["chunks"]})
+    pq.write_table(altered, folder / "part-99999999T999999999999Z-1-0001.parquet")
+    got = from_cache(build_crawl(SITE, [], []), BUNDLED_ID, "", Options(), cache)
+    plain = embed_pages(build_crawl(SITE, [], []), model, Options())
+    assert got is not None and got.urls == plain.urls
+    altered_row = table["key"].to_pylist().index(newer["key"][0].as_py())
+    for i in range(len(plain.urls)):
+        assert np.array_equal(got.chunk_vectors[i], plain.chunk_vectors[i])
+        expected = np.full(384, 0.5, np.float32) if i == altered_row else plain.vectors[i]
+        assert np.array_equal(got.vectors[i], expected)
+
+
+def test_vectors_of_the_layout_before_the_chunk_file_are_still_read(tmp_path):
+    import pyarrow as pa
+
+    from postprocess.stages.vector_cache import vector_column
+
+    emb = embed_pages(build_crawl(SITE[:3], [], []), bundled_model(), Options())
+    table = pa.table({"url": pa.array(emb.urls), "vector": vector_column(list(emb.vectors)),
+                      "chunks": vector_column(list(emb.chunk_vectors))})
+    pq.write_table(table.replace_schema_metadata({"model_id": BUNDLED_ID, "dimension": "384"}),
+                   tmp_path / "vectors.parquet")
+    back = read_vectors(tmp_path / "vectors.parquet")
+    assert all(np.array_equal(a, b) for a, b in zip(back.chunk_vectors, emb.chunk_vectors, strict=True))

@@ -26,6 +26,9 @@ import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.options import Options
+from postprocess.stages.chunk_vectors import ChunkVectors, RowWriter
+from postprocess.stages.chunk_vectors import new_file_name as new_chunk_file
+from postprocess.stages.chunk_vectors import remove_others as remove_other_chunk_files
 from postprocess.stages.load import Crawl, Page
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
@@ -146,8 +149,11 @@ def model_identity(name_or_path: str | None, prefix: str | None) -> tuple[str, s
 
 
 def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
-               cache_dir: str | Path) -> Embeddings | None:
-    """Every page's vectors from the cache, or None when one page is missing (then load the model)."""
+               cache_dir: str | Path, chunks_dir: Path | None = None) -> Embeddings | None:
+    """Every page's vectors from the cache, or None when one page is missing (then load the model).
+
+    ``chunks_dir``: write the chunk vectors to a file there and map it (see ``chunk_vectors``);
+    None: keep them in memory."""
     pages = [p for p in crawl.pages if p.text.strip()]
     if options.encoder == "static":
         from postprocess.stages.static_encoder import static_id
@@ -155,14 +161,24 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
         model_id = static_id(model_id)
     if not pages:
         return None
-    cache = _read_cache(cache_parts(cache_dir, model_id))
+    parts = cache_parts(cache_dir, model_id)
     keys = [cache_key(model_id, prefix, options, p) for p in pages]
-    if any(k not in cache for k in keys):
+    if parts.missing(keys).any():
         return None
-    return Embeddings(urls=[p.url for p in pages], vectors=np.stack([cache[k][0] for k in keys]),
-                      chunk_vectors=[cache[k][1] for k in keys], model_id=model_id,
+    gathered = parts.gather(keys, None, lambda dim: RowWriter(_chunk_file(chunks_dir), dim))
+    if gathered is None or not gathered.found.all():
+        return None
+    return Embeddings(urls=[p.url for p in pages], vectors=gathered.vectors, chunk_vectors=gathered.chunks,
+                      model_id=model_id,
                       stats={"pages": len(pages), "embedded_pages": 0, "cached_pages": len(pages),
                              "texts": 0, "encode_seconds": 0.0, "seconds": 0.0})
+
+
+def _chunk_file(folder: Path | None) -> Path | None:
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / new_chunk_file()
 
 
 def resolve_model(name_or_path: str | None = None) -> tuple[str, str]:
@@ -292,7 +308,7 @@ class Embeddings:
 
     urls: list[str]
     vectors: np.ndarray
-    chunk_vectors: list[np.ndarray]
+    chunk_vectors: ChunkVectors
     model_id: str
     stats: dict[str, float] = field(default_factory=dict)
 
@@ -318,27 +334,6 @@ def cache_parts(cache_dir: str | Path, model_id: str) -> VectorParts:
     return VectorParts.for_model(cache_dir, "embeddings", model_id)
 
 
-def _read_cache(parts: VectorParts, dim: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """key → (page vector, chunk vectors) from every readable part (later parts win); ``dim`` None:
-    the dimension of the first vector read (parts of another dimension are skipped)."""
-    cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for table in parts.tables():
-        if dim is None and table.num_rows and "vector" in table.column_names:
-            dim = len(table["vector"][0])
-        try:
-            keys = table["key"].to_pylist()
-            vectors = vectors_of(table["vector"], dim)
-            chunks = vectors_of(table["chunks"], dim)
-        except (ValueError, KeyError, pa.ArrowException):
-            log.warning("a part of the embedding cache %s has another shape; its pages are embedded again",
-                        parts.folder)
-            continue
-        for key, vec, chunk in zip(keys, vectors, chunks, strict=True):
-            if vec.shape == (1, dim):
-                cache[key] = (vec[0], chunk)
-    return cache
-
-
 def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
     keys = list(entries)
     return pa.table({
@@ -349,11 +344,13 @@ def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
 
 
 def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
-                cache_dir: str | Path | None = None) -> Embeddings:
+                cache_dir: str | Path | None = None, chunks_dir: Path | None = None) -> Embeddings:
     """Embed every page with main text (the others get no vector), reusing the cache.
 
     With ``options.encoder == "static"`` the pages are embedded by the static model
     distilled from ``embedder`` (postprocess/stages/static_encoder.py), kept under ``cache_dir``.
+    With a cache the new vectors are appended to it and every page's are then read back from it
+    as ``from_cache`` reads them (chunks into a file in ``chunks_dir``, when given).
     """
     started = time.perf_counter()
     if options.encoder == "static" and isinstance(embedder, Embedder):
@@ -365,8 +362,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     pages = [p for p in crawl.pages if p.text.strip()]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
     parts = cache_parts(cache_dir, embedder.model_id) if cache_dir else None
-    cache = _read_cache(parts, dim) if parts else {}
-    todo = [i for i, k in enumerate(keys) if k not in cache]
+    todo = np.flatnonzero(parts.missing(keys)).tolist() if parts else list(range(len(keys)))
     texts: list[str] = []
     owners: list[tuple[int, str]] = []  # (page position, "title" | "chunk")
     for i in todo:
@@ -392,13 +388,19 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     for i in todo:
         chunk_arr = np.asarray(chunks.get(i, []), dtype=np.float32).reshape(-1, dim)
         new[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
-    cache.update(new)
     if parts is not None:
         parts.append(_cache_table(new))
+        gathered = parts.gather(keys, dim, RowWriter(_chunk_file(chunks_dir), dim))
+        if gathered is None or not gathered.found.all():
+            raise OSError(f"the embedding cache {parts.folder} lost vectors it was just given")
+        page_vectors, chunk_vectors = gathered.vectors, gathered.chunks
+    else:
+        page_vectors = (np.stack([new[k][0] for k in keys]) if keys else np.zeros((0, dim), np.float32))
+        chunk_vectors = ChunkVectors.from_arrays([new[k][1] for k in keys], dim)
     result = Embeddings(
         urls=[p.url for p in pages],
-        vectors=np.stack([cache[k][0] for k in keys]) if keys else np.zeros((0, dim), np.float32),
-        chunk_vectors=[cache[k][1] for k in keys],
+        vectors=page_vectors,
+        chunk_vectors=chunk_vectors,
         model_id=embedder.model_id,
         stats={"pages": len(pages), "embedded_pages": len(todo), "cached_pages": len(pages) - len(todo),
                "texts": len(texts), "encode_seconds": round(encode_seconds, 3),
@@ -410,19 +412,31 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     return result
 
 
-def save_vectors(path: Path, embeddings: Embeddings) -> None:
-    """The embed stage's output for the next stage: url, page vector, chunk vectors."""
+def save_vectors(path: Path, embeddings: Embeddings) -> Embeddings:
+    """The embed stage's output for the next stage: ``vectors.parquet`` (url, page vector, where its
+    chunks are) and the chunk file it names, beside it. The chunk files of earlier runs are removed
+    once the new table is in place. Returns the embeddings with their chunks mapped from that file."""
     dim = embeddings.vectors.shape[1] if embeddings.vectors.ndim == 2 else 0
+    chunks = embeddings.chunk_vectors
+    if not isinstance(chunks, ChunkVectors):
+        chunks = ChunkVectors.from_arrays(list(chunks), dim)
+    chunks = chunks.save(path.parent)
     table = pa.table({
         "url": pa.array(embeddings.urls, pa.string()),
         "vector": vector_column(list(embeddings.vectors)),
-        "chunks": vector_column(embeddings.chunk_vectors),
-    }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim)})
+        "chunk_start": pa.array(chunks.starts, pa.int64()),
+        "chunk_count": pa.array(chunks.counts, pa.int64()),
+    }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim),
+                                "chunk_file": chunks.path.name if chunks.path else ""})
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+    remove_other_chunk_files(path.parent, chunks.path)
+    embeddings.chunk_vectors = chunks
+    return embeddings
 
 
 def read_vectors(path: Path) -> Embeddings:
-    """Read what ``save_vectors`` wrote; InputError when the embed stage has not run."""
+    """Read what ``save_vectors`` wrote (the chunks mapped from their file, not read); InputError when
+    the embed stage has not run or its files do not fit."""
     if not path.is_file():
         raise InputError(f"{path} not found: run the embed stage first (python -m postprocess embed)")
     table = pq.read_table(path)
@@ -432,6 +446,15 @@ def read_vectors(path: Path) -> Embeddings:
         raise InputError(f"{path} has no vector dimension: run the embed stage again")
     rows = vectors_of(table["vector"], dim)
     vectors = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
-    chunks = vectors_of(table["chunks"], dim)
+    if "chunks" in table.column_names:  # the layout before the chunk file: chunk vectors in the table
+        chunks = ChunkVectors.from_arrays(vectors_of(table["chunks"], dim), dim)
+    else:
+        name = meta.get(b"chunk_file", b"").decode()
+        try:
+            chunks = ChunkVectors.open(path.parent / name, dim, table["chunk_start"].to_numpy(),
+                                       table["chunk_count"].to_numpy())
+        except (OSError, ValueError, KeyError) as exc:
+            raise InputError(f"the chunk vectors {path.parent / name} of {path.name} cannot be read "
+                             f"({exc}): run the embed stage again") from exc
     return Embeddings(urls=table["url"].to_pylist(), vectors=vectors, chunk_vectors=chunks,
                       model_id=meta.get(b"model_id", b"").decode())
