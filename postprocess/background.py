@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from postprocess.memory import give_back
+
 T = TypeVar("T")
 R = TypeVar("R")
 Item = TypeVar("Item")
@@ -75,6 +77,7 @@ class Background(Generic[T]):
             return
         sys.stdout.flush()
         sys.stderr.flush()
+        give_back()  # freed memory the child would copy by allocating into it
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from postprocess.errors import EXIT_INPUT_ERROR, PREFIX, InputError
+from postprocess.memory import give_back
 from postprocess.options import HELP, Options, options_from
 
 STAGES = ("run", "embed", "index", "rank", "anchors", "report")
@@ -374,6 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_decisions(args)
         for stage in RUNNERS[args.command]:
             stage(session)
+            give_back()
     except InputError as exc:
         print(PREFIX + str(exc), file=sys.stderr, flush=True)
         return EXIT_INPUT_ERROR

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from postprocess.memory import give_back
 from postprocess.stages.chunk_vectors import ChunkVectors, RowWriter
 from postprocess.stages.output import replace_atomically
 
@@ -147,7 +148,7 @@ class VectorParts:
             except ValueError:
                 log.warning("a part of the embedding cache %s has another shape; its pages are embedded "
                             "again", self.folder)
-        pa.default_memory_pool().release_unused()  # the batches' buffers: kept by the pool otherwise
+        give_back()  # the batches' buffers: kept by Arrow's pool otherwise
         if writer is None or vectors is None:
             return None
         return Gathered(vectors, writer.finish(starts, counts), found)
