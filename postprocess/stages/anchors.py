@@ -43,7 +43,7 @@ from linkspider.items import PROSE_KINDS
 from postprocess import background
 from postprocess.background import in_chunks
 from postprocess.stages.candidates import Suggestion
-from postprocess.stages.links import LinkTable, TargetsBySource, content_uses
+from postprocess.stages.links import LinkTable, TargetsBySource, content_uses, distinct
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.titles import clean_title, site_title_parts
@@ -418,7 +418,7 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
         keyed = of_text[inverse] if len(texts) else np.zeros(0, dtype=np.int64)
         kept = keyed >= 0
         width = max(1, len(key_ids))
-        pairs = np.unique(links.source[mask][kept].astype(np.int64) * width + keyed[kept])
+        pairs = distinct(links.source[mask][kept].astype(np.int64) * width + keyed[kept])
         counts = np.bincount(pairs % width, minlength=width)
         keys = list(key_ids)
         return Counter({keys[k]: int(n) for k, n in enumerate(counts.tolist()) if n})

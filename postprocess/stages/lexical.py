@@ -31,7 +31,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
 from postprocess.background import Background, worth_a_fork
-from postprocess.stages.links import first_seen
+from postprocess.stages.links import distinct, first_seen
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 
@@ -253,7 +253,7 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     """``_count_anchor_uses`` in NumPy: each distinct anchor text split once, links grouped by
     (name, target) and (name, source) pair keys instead of a loop over every link."""
     names: dict[tuple[str, ...], int] = {}
-    present = np.unique(uses.anchor)
+    present = distinct(uses.anchor)
     name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int64)
     for a in present.tolist():
         words = tuple(tokens(uses.texts[a] or ""))
@@ -272,8 +272,8 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     use_count: Counter[tuple[str, ...]] = Counter()
     for words, _, n, _ in pairs:
         use_count[words] += n
-    distinct = np.unique(name * width + source) // width if width else np.zeros(0, dtype=np.int64)
-    linking = np.bincount(distinct, minlength=len(names)) if len(names) else np.zeros(0, dtype=np.int64)
+    linkers = distinct(name * width + source) // width if width else np.zeros(0, dtype=np.int64)
+    linking = np.bincount(linkers, minlength=len(names)) if len(names) else np.zeros(0, dtype=np.int64)
     return _AnchorCounts(pairs, use_count, {words_of[k]: int(n) for k, n in enumerate(linking.tolist()) if n})
 
 

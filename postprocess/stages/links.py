@@ -119,7 +119,7 @@ class LinkTable(Sequence[Link]):
 
     def pairs(self, content_only: bool = False) -> set[tuple[str, str]]:
         """(source, target) URL pairs linked (by in-content links only when ``content_only``)."""
-        keys = np.unique(self.pair_keys(self.content() if content_only else None))
+        keys = distinct(self.pair_keys(self.content() if content_only else None))
         n, urls = len(self.urls), self.urls
         return {(urls[k // n], urls[k % n]) for k in keys.tolist()}
 
@@ -127,7 +127,7 @@ class LinkTable(Sequence[Link]):
         """Distinct other pages linking to each URL (any position); counted once per table (the
         ranking and the report both ask), a copy handed out."""
         if self._inbound is None:
-            keys = np.unique(self.pair_keys(self.source != self.target))
+            keys = distinct(self.pair_keys(self.source != self.target))
             targets, counts = np.unique(keys % len(self.urls), return_counts=True)
             urls = self.urls
             self._inbound = Counter({urls[t]: c for t, c in zip(targets.tolist(), counts.tolist(),
@@ -136,7 +136,7 @@ class LinkTable(Sequence[Link]):
 
     def pair_set(self, content_only: bool = False) -> PairSet:
         """``pairs`` as sorted integer keys: ``(source, target) in`` it, at 8 bytes a pair."""
-        return PairSet(self, np.unique(self.pair_keys(self.content() if content_only else None)))
+        return PairSet(self, distinct(self.pair_keys(self.content() if content_only else None)))
 
     def by_source(self) -> TargetsBySource:
         """Source URL → the set of URLs it links, made when asked (``linked_from`` without the sets)."""
@@ -144,7 +144,7 @@ class LinkTable(Sequence[Link]):
 
     def linked_from(self) -> dict[str, set[str]]:
         """Source URL → the URLs it links."""
-        keys = np.unique(self.pair_keys())
+        keys = distinct(self.pair_keys())
         n, urls = len(self.urls), self.urls
         out: dict[str, set[str]] = {}
         for key in keys.tolist():
@@ -202,11 +202,31 @@ class LinkTable(Sequence[Link]):
                    np.asarray(internal, dtype=bool))
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` by a sort: NumPy 2.4's ``unique`` takes a hashing path that is ~150×
+    slower on millions of distinct int64 keys (6.8M link keys: 7.9 s, sorted here in 0.05 s)."""
+    ordered = np.sort(np.asarray(values))
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct ``keys`` in the order of their first occurrence, with that position and their count."""
-    unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    """The distinct ``keys`` in the order of their first occurrence, with that position and their count
+    (one stable sort: the first of equal keys is their first occurrence)."""
+    keys = np.asarray(keys)
+    if not len(keys):
+        return keys, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    by_key = np.argsort(keys, kind="stable")
+    ordered = keys[by_key]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    counts = np.diff(np.append(starts, len(keys)))
+    first = by_key[starts]
     order = np.argsort(first, kind="stable")
-    return unique[order], first[order], counts[order]
+    return ordered[starts][order], first[order], counts[order]
 
 
 def links_table(links: Sequence[Link]) -> LinkTable:
@@ -271,7 +291,7 @@ def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool 
     mask = table.content() if content_only else np.ones(len(table), dtype=bool)
     source, target = item[table.source[mask]], item[table.target[mask]]
     both = (source >= 0) & (target >= 0) & (source != target)
-    return np.unique(source[both] * len(items) + target[both])
+    return distinct(source[both] * len(items) + target[both])
 
 
 def in_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from postprocess.stages.links import in_sorted, linked_keys
+from postprocess.stages.links import distinct, in_sorted, linked_keys
 from postprocess.stages.load import Crawl
 
 
@@ -34,7 +34,7 @@ class Edges(Mapping[str, frozenset[str]]):
         number = number if number is not None else {url: i for i, url in enumerate(pages)}
         keys = [number[s] * len(pages) + number[t]
                 for s, t in pairs if s in number and t in number and s != t]
-        return cls(pages, np.unique(np.array(keys, dtype=np.int64)), number)
+        return cls(pages, distinct(np.array(keys, dtype=np.int64)), number)
 
     def plus(self, pairs: Iterable[tuple[str, str]]) -> Edges:
         """These edges and the (source, target) ``pairs`` between known pages (the new keys are
@@ -58,7 +58,7 @@ class Edges(Mapping[str, frozenset[str]]):
         while len(frontier):
             depth[frontier] = level
             reached = self.targets[_ranges(self.indptr[frontier], self.indptr[frontier + 1])]
-            frontier = np.unique(reached[depth[reached] < 0])
+            frontier = distinct(reached[depth[reached] < 0])
             level += 1
         return {self.pages[i]: int(depth[i]) for i in np.flatnonzero(depth >= 0).tolist()}
 
