@@ -195,3 +195,45 @@ def test_a_site_with_few_links_of_its_own_uses_the_prior():
 
     model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl, sources: [])
     assert model.source == "prior" and "links in running text" in model.report["why_prior"]
+
+
+def test_training_pairs_from_the_columns_are_the_loops(tmp_path):
+    """The editors' links in running text, read from a loaded crawl's columns, are those the loop over
+    every page's blocks finds: links in prose blocks of content pages only, through redirects, to pages
+    that may receive suggestions, and only where the link table has the pair too."""
+    from dataclasses import replace
+
+    from crawlkit import blocks_of, link, page, skip, url, write_crawl
+
+    from postprocess.stages.confidence import _training_pairs_from_columns, training_pairs
+    from postprocess.stages.load import load_crawl
+
+    a, b, c, d, e, f = (url(f"/{name}/") for name in "abcdef")
+    text = "See bravo here. And charlie too. Also delta, echo and foxtrot. Old bravo."
+    prose = blocks_of(text, [("bravo", b), ("charlie", url("/old-c/")), ("delta", d), ("echo", e),
+                             ("foxtrot", f), ("Old", a)])
+    heading = blocks_of("Bravo and charlie", [("charlie", c)], kind="heading")
+    nulled = [{"kind": None, "text": "delta", "code": [], "links": [{"start": 0, "end": 5, "url": d}]},
+              {"kind": "paragraph", "text": "no url", "code": [],
+               "links": [{"start": 0, "end": 2, "url": None}]}]
+    pages = [
+        page(a, "Alpha", text, blocks=prose + heading + nulled),
+        page(b, "Bravo", "charlie", blocks=blocks_of("charlie", [("charlie", c)])),
+        page(c, "Charlie", "alpha", blocks=blocks_of("alpha", [("alpha", a)]), kind="listing"),
+        page(d, "Delta", "text", noindex=True),
+        page(e, "Echo", "text", blocks=None),
+        page(f, "Foxtrot", "text"),
+    ]
+    links = [link(a, b), link(a, c), link(a, d), link(a, e), link(b, c), link(c, a), link(a, a)]
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", pages, links,
+                                   [skip(url("/old-c/"), "redirect", alias_of=c)]))
+    rows = replace(crawl, pages=[replace(p, blocks=tuple(p.blocks)) for p in crawl.pages])
+    for options in (Options(), Options(listing_targets=True)):
+        assert _training_pairs_from_columns(crawl, options) is not None  # the columns were read
+        assert _training_pairs_from_columns(rows, options) is None
+        assert training_pairs(crawl, options) == training_pairs(rows, options)
+    # a→f is not in the link table, d is noindex, a→a is the page itself, the heading's and the
+    # block without a kind are not prose, nor is anything on the listing c; c (also reached through
+    # the redirect /old-c/) is a target only with --listing-targets
+    assert training_pairs(crawl, Options()) == [(a, b), (a, e)]
+    assert training_pairs(crawl, Options(listing_targets=True)) == [(a, b), (a, c), (a, e), (b, c)]

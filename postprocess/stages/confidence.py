@@ -24,11 +24,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 
 from linkspider.items import PROSE_KINDS
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
-from postprocess.stages.links import links_table, pair_set
+from postprocess.stages.links import LinkTable, distinct, in_sorted, links_table, pair_set
 from postprocess.stages.load import Crawl, resolve
 
 #: Score parts and anchor features the model reads (missing ones count 0).
@@ -133,6 +134,9 @@ def prior() -> ConfidenceModel:
 def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
     """(source, target) pairs the editors linked in running text (a link in a prose block of a content
     page, not a template's "more posts" list), between pages that may give and receive suggestions."""
+    from_columns = _training_pairs_from_columns(crawl, options)
+    if from_columns is not None:
+        return from_columns
     pages = {p.url: p for p in crawl.pages}
     linked = pair_set(crawl.links)
     pairs = set()
@@ -149,6 +153,43 @@ def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
                     continue
                 pairs.add((source.url, target.url))
     return sorted(pairs)
+
+
+def _training_pairs_from_columns(crawl: Crawl, options: Options) -> list[tuple[str, str]] | None:
+    """``training_pairs`` of a loaded crawl (links a ``LinkTable``, blocks in one ``BlockStore``) in
+    NumPy: the block links read from the columns, each distinct URL resolved once, the link table's
+    pairs looked up as sorted keys. None for any other crawl (the loop above reads it)."""
+    pages, table = crawl.pages, crawl.links
+    where = [getattr(p.blocks, "where", None) for p in pages]
+    if not isinstance(table, LinkTable) or not pages or any(w is None for w in where):
+        return None
+    stores = {id(w[0]) for w in where}  # type: ignore[index]
+    if len(stores) != 1:
+        return None
+    store = where[0][0]  # type: ignore[index]
+    page_of_row = np.full(store.size, -1, dtype=np.int64)
+    page_of_row[[w[1] for w in where]] = np.arange(len(pages))  # type: ignore[index]
+    rows, urls = store.links_in(PROSE_KINDS)
+    source = page_of_row[rows]
+    encoded = pc.dictionary_encode(urls)
+    number = {p.url: i for i, p in enumerate(pages)}
+    target_of = np.array([number.get(resolve(u, crawl.aliases), -1) if u else -1
+                          for u in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64)
+    codes = pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy(zero_copy_only=False)
+    target = target_of[codes]
+    content = np.array([p.kind == "content" for p in pages], dtype=bool)
+    receives = np.array([target_exclusion(p, options) is None for p in pages], dtype=bool)
+    keep = (source >= 0) & (target >= 0)
+    source, target = source[keep], target[keep]
+    keep = content[source] & (target != source) & receives[target]
+    source, target = source[keep], target[keep]
+    table_id = np.array([table.ids.get(p.url, -1) for p in pages], dtype=np.int64)
+    n = len(table.urls)
+    known = (table_id[source] >= 0) & (table_id[target] >= 0)
+    source, target = source[known], target[known]
+    linked = in_sorted(distinct(table.pair_keys()), table_id[source] * n + table_id[target])
+    keys = distinct(source[linked] * len(pages) + target[linked])
+    return sorted((pages[k // len(pages)].url, pages[k % len(pages)].url) for k in keys.tolist())
 
 
 def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:

@@ -96,6 +96,25 @@ class BlockStore:
             self._last = (row, _blocks(self.chunks[chunk][row - self.starts[chunk]].as_py()))
         return self._last[1]
 
+    def links_in(self, kinds: Iterable[str]) -> tuple[np.ndarray, pa.Array]:
+        """(row, target URL) of every link inside a block of ``kinds``, row by row and in block
+        order: read from the columns, no ``Block`` made."""
+        wanted = pa.array(sorted(kinds), pa.string())
+        rows: list[np.ndarray] = []
+        urls: list[pa.Array] = []
+        for first, chunk in zip(self.starts, self.chunks, strict=True):
+            blocks = chunk.flatten()
+            block_row = pc.list_parent_indices(chunk).to_numpy() + first
+            kind, links = pc.struct_field(blocks, "kind"), pc.struct_field(blocks, "links")
+            prose = pc.fill_null(pc.is_in(kind, value_set=wanted), False).to_numpy(zero_copy_only=False)
+            link_block = pc.list_parent_indices(links).to_numpy()
+            keep = prose[link_block]
+            rows.append(block_row[link_block][keep])
+            urls.append(pc.struct_field(links.flatten(), "url").filter(pa.array(keep)))
+        if not rows:
+            return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+        return np.concatenate(rows), pa.concat_arrays(urls)
+
 
 class StoredBlocks(Sequence):
     """One page's blocks in a ``BlockStore``: a sequence of ``Block`` equal to the tuple it stands for."""
@@ -104,6 +123,11 @@ class StoredBlocks(Sequence):
 
     def __init__(self, store: BlockStore, row: int) -> None:
         self._store, self._row = store, row
+
+    @property
+    def where(self) -> tuple[BlockStore, int]:
+        """The store and the row these blocks are in."""
+        return self._store, self._row
 
     def _tuple(self) -> tuple[Block, ...]:
         return self._store.blocks(self._row)
