@@ -4,8 +4,9 @@ Two pages can be close while the sentence that would carry the link is about
 something else ("Press enquiries" on an about page, near the French-press guide).
 Each anchored row's paragraph (its block) is embedded with the page model and
 compared with the target page's vector: the ``passage`` score part. Vectors are
-kept by a hash of the text, in memory across calls and in
-``OUT/cache/passages-<model>/`` (appended parts, ``vector_cache``) across runs.
+kept by a hash of the text in ``OUT/cache/passages-<model>/`` (appended parts,
+``vector_cache``) across runs; a run holds only those it made, and reads the others
+from the cache when a pool asks for them (each distinct paragraph once).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pyarrow as pa
 
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.embed import Embedder, Embeddings
-from postprocess.stages.vector_cache import VectorParts, vector_column, vectors_of
+from postprocess.stages.vector_cache import VectorParts, vector_column
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200
@@ -30,20 +31,17 @@ def _key(model_id: str, text: str) -> str:
 
 
 class PassageVectors:
-    """Paragraph vectors with a memory and an on-disk cache; the model is loaded only when needed."""
+    """Paragraph vectors: those made in this run in memory, the others read from the on-disk cache when
+    asked for (only those, never the whole cache); the model is loaded only when a paragraph is new."""
 
     def __init__(self, model: Embedder | Callable[[], Embedder], cache_dir: str | Path | None = None,
                  model_id: str | None = None) -> None:
         self._model = model if isinstance(model, Embedder) else None
         self._load = None if isinstance(model, Embedder) else model
         self.model_id = model_id or (self._model.model_id if self._model else "")
-        self.vectors: dict[str, np.ndarray] = {}
+        self.vectors: dict[str, np.ndarray] = {}  # made (or adopted) in this run
         self.parts = VectorParts.for_model(cache_dir, "passages", self.model_id) if cache_dir else None
-        self._on_disk: set[str] = set()
-        if self.parts is not None:
-            for table in self.parts.tables():
-                self.vectors.update(zip(table["key"].to_pylist(), vectors_of(table["vector"]), strict=True))
-            self._on_disk = set(self.vectors)
+        self._saved: set[str] = set()
         self.embedded = 0
 
     @property
@@ -54,19 +52,37 @@ class PassageVectors:
             self.model_id = self.model_id or self._model.model_id
         return self._model
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), embedding only those not seen before."""
+    def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(one unit vector per distinct paragraph, the row of each of ``texts`` in it); paragraphs are
+        cut to PASSAGE_CHARS, and only those neither made in this run nor in the cache are embedded."""
         cut = [t[:PASSAGE_CHARS] for t in texts]
         keys = [_key(self.model_id, t) for t in cut]
+        distinct = list(dict.fromkeys(keys))
+        if not distinct:
+            return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
+        asked = [k not in self.vectors for k in distinct]
+        matrix, found = (self.parts.lookup(distinct) if self.parts is not None and any(asked)
+                         else (np.zeros((len(distinct), 0), np.float32), np.zeros(len(distinct), dtype=bool)))
         missing = sorted({k: t for k, t in zip(keys, cut, strict=True) if k not in self.vectors}.items())
+        cached = {k for k, there in zip(distinct, found.tolist(), strict=True) if there}
+        missing = [(k, t) for k, t in missing if k not in cached]
         if missing:
             vecs = self.model.encode([t for _, t in missing])
             for (k, _), v in zip(missing, vecs, strict=True):
                 self.vectors[k] = v
             self.embedded += len(missing)
-        if not keys:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self.vectors[k] for k in keys])
+        made = [i for i, k in enumerate(distinct) if k in self.vectors and k not in cached]
+        if made:  # into the rows the cache left empty (all of them when it had none)
+            if matrix.shape[1] == 0:
+                matrix = np.zeros((len(distinct), len(self.vectors[distinct[made[0]]])), np.float32)
+            matrix[made] = np.stack([self.vectors[distinct[i]] for i in made])
+        position = {k: i for i, k in enumerate(distinct)}
+        return matrix, np.array([position[k] for k in keys], dtype=np.int64)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), embedding only those not seen before."""
+        matrix, rows = self.lookup(texts)
+        return matrix[rows] if len(rows) else np.zeros((0, 0), dtype=np.float32)
 
     def adopt(self, vectors: dict[str, np.ndarray]) -> None:
         """Vectors made elsewhere (another process) for this model, kept unless one is already here."""
@@ -77,12 +93,11 @@ class PassageVectors:
         """Append the vectors made since the last save as one new part of the cache."""
         if self.parts is None:
             return
-        keys = sorted(set(self.vectors) - self._on_disk)
-        if not keys:
-            return
-        self.parts.append(pa.table({"key": pa.array(keys, pa.string()),
-                                    "vector": vector_column([self.vectors[k] for k in keys])}))
-        self._on_disk.update(keys)
+        keys = sorted(set(self.vectors) - self._saved)
+        if keys:
+            self.parts.append(pa.table({"key": pa.array(keys, pa.string()),
+                                        "vector": vector_column([self.vectors[k] for k in keys])}))
+        self._saved.update(keys)
 
 
 def add_passage_scores(rows: Sequence[Suggestion], embeddings: Embeddings, passages: PassageVectors) -> None:
@@ -90,7 +105,7 @@ def add_passage_scores(rows: Sequence[Suggestion], embeddings: Embeddings, passa
     anchored = [s for s in rows if s.passage]
     if not anchored:
         return
-    vecs = passages.encode([s.passage for s in anchored])
+    matrix, of_row = passages.lookup([s.passage for s in anchored])  # each distinct paragraph once
     row = embeddings.row()
-    for s, v in zip(anchored, vecs, strict=True):
-        s.parts["passage"] = round(float(v @ embeddings.vectors[row[s.target_url]]), 6)
+    for s, r in zip(anchored, of_row.tolist(), strict=True):
+        s.parts["passage"] = round(float(matrix[r] @ embeddings.vectors[row[s.target_url]]), 6)

@@ -106,6 +106,41 @@ class VectorParts:
             return np.ones(len(wanted), dtype=bool)
         return ~np.isin(wanted, np.concatenate(held))
 
+    def lookup(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(one vector per key, which keys were found) from parts of a single ``vector`` column (the
+        paragraph cache), newest part first, a batch of rows at a time: only the vectors asked for
+        are ever held. A key not found has a row of zeros (no row at all when nothing was read)."""
+        wanted = np.asarray(keys, dtype=np.bytes_) if len(keys) else np.zeros(0, np.bytes_)
+        order = np.argsort(wanted, kind="stable")
+        ordered = wanted[order]
+        found = np.zeros(len(wanted), dtype=bool)
+        vectors: np.ndarray | None = None
+        for path in reversed(self.files()):
+            if found.all():
+                break
+            try:
+                for batch in pq.ParquetFile(path).iter_batches(BATCH_ROWS, columns=["key", "vector"]):
+                    pages, rows = _matches(ordered, order, found, batch.column("key"))
+                    if not len(pages):
+                        continue
+                    column = batch.column("vector").take(pa.array(rows))
+                    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+                    dim = int(lengths[0]) if vectors is None else vectors.shape[1]
+                    if np.any(lengths != dim):
+                        raise ValueError("another dimension")
+                    if vectors is None:
+                        vectors = np.zeros((len(wanted), dim), dtype=np.float32)
+                    values = column.flatten().to_numpy(zero_copy_only=False)
+                    vectors[pages] = np.asarray(values, np.float32).reshape(-1, dim)
+                    found[pages] = True
+            except (OSError, pa.ArrowException, KeyError) as exc:
+                self._unreadable_part(path, exc)
+            except ValueError:
+                log.warning("a part of the cache %s has another shape; its vectors are made again",
+                            self.folder)
+        give_back()
+        return (vectors if vectors is not None else np.zeros((len(wanted), 0), np.float32)), found
+
     def gather(self, keys: Sequence[str], dim: int | None,
                chunks: RowWriter | Callable[[int], RowWriter]) -> Gathered | None:
         """The page vector and chunk vectors of each of ``keys`` from the parts (newest first), the
