@@ -176,6 +176,22 @@ def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:
     assert ("kettle",) in other.page_names[2]
 
 
+def test_the_site_index_keeps_each_pages_name_counts_as_columns() -> None:
+    """Each page's counts, read back in the order they were found, are those a scan of its text gives;
+    held as int32 columns, not a Counter a page; the pages mentioning each name come from them."""
+    from postprocess.stages.lexical import token_line
+
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
+    texts = ["A grinder, then espresso; espresso again. Grinders!", "", "pour over and espresso", "home"]
+    index = NameIndex(titles, [(0, 1, "grinder")], texts)
+    scans = [index._names_in(token_line(text)) for text in texts]
+    assert isinstance(index.page_names.ids, np.ndarray) and index.page_names.ids.dtype == np.int32
+    assert [list(index.page_names[i].items()) for i in range(4)] == [list(c.items()) for c in scans]
+    assert index.page_names[0] == {("grinder",): 1, ("espresso",): 2, ("grinders",): 1}
+    assert index.page_names[1] == {} and len(index.page_names) == 4
+    assert dict(index.mentioned) == {("grinder",): 1, ("espresso",): 2, ("grinders",): 1, ("pour", "over"): 1}
+
+
 def test_anchor_names_are_counted_alike_from_columns_and_from_link_rows() -> None:
     """The columns (every distinct anchor text split once, links grouped in NumPy) give the names,
     commonness, spellings, order and keyphraseness the loop over every link gives."""
