@@ -266,6 +266,25 @@ def test_the_cache_is_read_a_batch_at_a_time_with_the_newest_part_first(tmp_path
         assert np.array_equal(got.vectors[i], expected)
 
 
+def test_a_cache_read_that_fails_leaves_no_chunk_file(tmp_path, monkeypatch):
+    from postprocess.stages import chunk_vectors
+
+    model, out = bundled_model(), tmp_path / "out"
+    embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=out / "cache")
+
+    def broken(self, block):  # noqa: ANN001, ANN202 - the disk fills up after the first block
+        if self.rows:
+            raise OSError("No space left on device")
+        self.rows += len(block)
+        return 0
+
+    monkeypatch.setattr(chunk_vectors.RowWriter, "add", broken)
+    monkeypatch.setattr("postprocess.stages.vector_cache.BATCH_ROWS", 2)
+    with pytest.raises(OSError, match="No space"):
+        from_cache(build_crawl(SITE, [], []), BUNDLED_ID, "", Options(), out / "cache", chunks_dir=out)
+    assert list(out.glob("chunk-vectors-*")) == []  # neither a complete-looking file nor a .tmp
+
+
 def test_vectors_of_the_layout_before_the_chunk_file_are_still_read(tmp_path):
     import pyarrow as pa
 

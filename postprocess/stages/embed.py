@@ -166,7 +166,9 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
     if parts.missing(keys).any():
         return None
     gathered = parts.gather(keys, None, lambda dim: RowWriter(_chunk_file(chunks_dir), dim))
-    if gathered is None or not gathered.found.all():
+    if gathered is None or not gathered.found.all():  # a part went unreadable since ``missing``
+        if gathered is not None and gathered.chunks.path is not None:
+            gathered.chunks.path.unlink(missing_ok=True)
         return None
     return Embeddings(urls=[p.url for p in pages], vectors=gathered.vectors, chunk_vectors=gathered.chunks,
                       model_id=model_id,

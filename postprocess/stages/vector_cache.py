@@ -91,6 +91,14 @@ class VectorParts:
             except (OSError, pa.ArrowException) as exc:
                 self._unreadable_part(path, exc)
 
+    def _batches(self, path: Path, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        """The part's rows a row group at a time; a part that cannot be read (truncated, another
+        layout) ends with a warning. Errors of the caller's own work are not caught here."""
+        try:
+            yield from pq.ParquetFile(path).iter_batches(BATCH_ROWS, columns=columns)
+        except (OSError, pa.ArrowException, KeyError) as exc:
+            self._unreadable_part(path, exc)
+
     def _unreadable_part(self, path: Path, exc: Exception) -> None:
         if path not in self._unreadable:
             self._unreadable.add(path)
@@ -108,85 +116,85 @@ class VectorParts:
 
     def lookup(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(one vector per key, which keys were found) from parts of a single ``vector`` column (the
-        paragraph cache), newest part first, a batch of rows at a time: only the vectors asked for
-        are ever held. A key not found has a row of zeros (no row at all when nothing was read)."""
-        wanted = np.asarray(keys, dtype=np.bytes_) if len(keys) else np.zeros(0, np.bytes_)
-        order = np.argsort(wanted, kind="stable")
-        ordered = wanted[order]
-        found = np.zeros(len(wanted), dtype=bool)
+        paragraph cache): only the vectors asked for are ever held. A key not found has a row of
+        zeros (no row at all when nothing was found)."""
         vectors: np.ndarray | None = None
-        for path in reversed(self.files()):
-            if found.all():
-                break
-            try:
-                for batch in pq.ParquetFile(path).iter_batches(BATCH_ROWS, columns=["key", "vector"]):
-                    pages, rows = _matches(ordered, order, found, batch.column("key"))
-                    if not len(pages):
-                        continue
-                    column = batch.column("vector").take(pa.array(rows))
-                    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
-                    dim = int(lengths[0]) if vectors is None else vectors.shape[1]
-                    if np.any(lengths != dim):
-                        raise ValueError("another dimension")
-                    if vectors is None:
-                        vectors = np.zeros((len(wanted), dim), dtype=np.float32)
-                    values = column.flatten().to_numpy(zero_copy_only=False)
-                    vectors[pages] = np.asarray(values, np.float32).reshape(-1, dim)
-                    found[pages] = True
-            except (OSError, pa.ArrowException, KeyError) as exc:
-                self._unreadable_part(path, exc)
-            except ValueError:
-                log.warning("a part of the cache %s has another shape; its vectors are made again",
-                            self.folder)
-        give_back()
-        return (vectors if vectors is not None else np.zeros((len(wanted), 0), np.float32)), found
+
+        def take(at: np.ndarray, rows: pa.RecordBatch) -> None:
+            nonlocal vectors
+            values = _fixed_length(rows.column("vector"), vectors.shape[1] if vectors is not None else None)
+            if vectors is None:
+                vectors = np.zeros((len(keys), values.shape[1]), dtype=np.float32)
+            vectors[at] = values
+
+        found = self._read(keys, ["key", "vector"], take)
+        return (vectors if vectors is not None else np.zeros((len(keys), 0), np.float32)), found
 
     def gather(self, keys: Sequence[str], dim: int | None,
                chunks: RowWriter | Callable[[int], RowWriter]) -> Gathered | None:
-        """The page vector and chunk vectors of each of ``keys`` from the parts (newest first), the
-        chunks written to ``chunks`` (or to the writer it makes for the dimension ``dim`` found):
-        one batch of rows at a time, never the whole cache in memory. None when ``dim`` is None
-        and no part can be read; ``found`` says which keys were there."""
+        """The page vector and chunk vectors of each of ``keys``, the chunks written to ``chunks`` (or
+        to the writer it makes for the dimension ``dim`` found): only the vectors asked for are ever
+        held. None when nothing was found and ``dim`` was not given; ``found`` says which keys were."""
+        vectors = np.zeros((len(keys), dim), dtype=np.float32) if dim is not None else None
+        writer = chunks if isinstance(chunks, RowWriter) else None
+        starts = np.zeros(len(keys), dtype=np.int64)
+        counts = np.zeros(len(keys), dtype=np.int64)
+
+        def take(at: np.ndarray, rows: pa.RecordBatch) -> None:
+            nonlocal vectors, writer
+            width = vectors.shape[1] if vectors is not None else None
+            page_vectors = _fixed_length(rows.column("vector"), width)
+            width = page_vectors.shape[1]
+            lengths = pc.list_value_length(rows.column("chunks")).to_numpy(zero_copy_only=False)
+            if np.any(lengths % max(width, 1)):
+                raise ValueError("another dimension")
+            chunk_values = np.asarray(rows.column("chunks").flatten().to_numpy(zero_copy_only=False),
+                                      np.float32).reshape(-1, width)
+            if vectors is None:
+                vectors = np.zeros((len(keys), width), dtype=np.float32)
+            if writer is None:
+                writer = chunks(width)  # type: ignore[operator]
+            vectors[at] = page_vectors
+            first = writer.add(chunk_values)
+            counts[at] = lengths // width
+            starts[at] = first + np.cumsum(counts[at]) - counts[at]
+
+        try:
+            found = self._read(keys, ["key", "vector", "chunks"], take)
+        except BaseException:
+            if writer is not None:
+                writer.abandon()
+            raise
+        if writer is None or vectors is None:
+            return None
+        return Gathered(vectors, writer.finish(starts, counts), found)
+
+    def _read(self, keys: Sequence[str], columns: list[str],
+              take: Callable[[np.ndarray, pa.RecordBatch], None]) -> np.ndarray:
+        """Which of ``keys`` the parts hold, reading them newest first, a row group at a time, until
+        every key is found: ``take(positions in keys, the batch's rows of those keys)`` is called for
+        keys not found yet (it raises ValueError for vectors of another shape: the rest of that part
+        is skipped with a warning). Arrow's buffers are handed back after."""
         wanted = np.asarray(keys, dtype=np.bytes_) if len(keys) else np.zeros(0, np.bytes_)
         order = np.argsort(wanted, kind="stable")
         ordered = wanted[order]
         found = np.zeros(len(wanted), dtype=bool)
-        starts = np.zeros(len(wanted), dtype=np.int64)
-        counts = np.zeros(len(wanted), dtype=np.int64)
-        vectors: np.ndarray | None = None
-        writer = chunks if isinstance(chunks, RowWriter) else None
         for path in reversed(self.files()):
-            try:
-                batches = pq.ParquetFile(path).iter_batches(BATCH_ROWS, columns=["key", "vector", "chunks"])
-                for batch in batches:
-                    if not batch.num_rows:
-                        continue
-                    if dim is None:
-                        dim = int(pc.list_value_length(batch.column("vector"))[0].as_py() or 0) or None
-                    if dim is None:
-                        continue
-                    if writer is None:
-                        writer = chunks(dim)  # type: ignore[operator]
-                    if vectors is None:
-                        vectors = np.zeros((len(wanted), dim), dtype=np.float32)
-                    pages, rows = _matches(ordered, order, found, batch.column("key"))
-                    if not len(pages):
-                        continue
-                    vector_values, chunk_values, chunk_counts = _rows_of(batch, rows, dim)
-                    vectors[pages] = vector_values
-                    first = writer.add(chunk_values)
-                    counts[pages] = chunk_counts
-                    starts[pages] = first + np.cumsum(chunk_counts) - chunk_counts
-                    found[pages] = True
-            except (OSError, pa.ArrowException, KeyError) as exc:
-                self._unreadable_part(path, exc)
-            except ValueError:
-                log.warning("a part of the embedding cache %s has another shape; its pages are embedded "
-                            "again", self.folder)
+            if found.all():
+                break
+            for batch in self._batches(path, columns):
+                at, rows = _matches(ordered, order, found, batch.column("key"))
+                if not len(at):
+                    continue
+                try:
+                    take(at, batch.take(pa.array(rows)))
+                except ValueError:
+                    log.warning("a part of the cache %s has vectors of another shape; they are made again",
+                                self.folder)
+                    break
+                found[at] = True
         give_back()  # the batches' buffers: kept by Arrow's pool otherwise
-        if writer is None or vectors is None:
-            return None
-        return Gathered(vectors, writer.finish(starts, counts), found)
+        return found
 
     def append(self, table: pa.Table) -> Path | None:
         """Write ``table`` as a new part (temporary name, then rename); nothing for an empty table."""
@@ -225,15 +233,11 @@ def _matches(ordered: np.ndarray, order: np.ndarray, found: np.ndarray, batch_ke
     return pages, rows[first]
 
 
-def _rows_of(batch: pa.RecordBatch, rows: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(page vectors, chunk vectors, chunks per page) of ``rows``; ValueError for another dimension."""
-    taken = batch.take(pa.array(rows))
-    vector_column, chunk_column = taken.column("vector"), taken.column("chunks")
-    if pc.any(pc.not_equal(pc.list_value_length(vector_column), dim)).as_py():
+def _fixed_length(column: pa.Array, dim: int | None) -> np.ndarray:
+    """A list<float32> column whose lists all hold ``dim`` values (None: the first one's length) as
+    a rows × dim array; ValueError for any other length."""
+    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+    dim = int(lengths[0]) if dim is None and len(lengths) else (dim or 0)
+    if np.any(lengths != dim):
         raise ValueError("another dimension")
-    lengths = pc.list_value_length(chunk_column).to_numpy(zero_copy_only=False)
-    if np.any(lengths % dim):
-        raise ValueError("another dimension")
-    vectors = np.asarray(vector_column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dim)
-    chunks = np.asarray(chunk_column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dim)
-    return vectors, chunks, (lengths // dim).astype(np.int64)
+    return np.asarray(column.flatten().to_numpy(zero_copy_only=False), np.float32).reshape(-1, dim)
