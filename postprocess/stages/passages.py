@@ -60,12 +60,13 @@ class PassageVectors:
         distinct = list(dict.fromkeys(keys))
         if not distinct:
             return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
-        asked = [k not in self.vectors for k in distinct]
-        matrix, found = (self.parts.lookup(distinct) if self.parts is not None and any(asked)
-                         else (np.zeros((len(distinct), 0), np.float32), np.zeros(len(distinct), dtype=bool)))
-        missing = sorted({k: t for k, t in zip(keys, cut, strict=True) if k not in self.vectors}.items())
+        if self.parts is not None and any(k not in self.vectors for k in distinct):
+            matrix, found = self.parts.lookup(distinct)
+        else:
+            matrix, found = np.zeros((len(distinct), 0), np.float32), np.zeros(len(distinct), dtype=bool)
         cached = {k for k, there in zip(distinct, found.tolist(), strict=True) if there}
-        missing = [(k, t) for k, t in missing if k not in cached]
+        missing = sorted({k: t for k, t in zip(keys, cut, strict=True)
+                          if k not in self.vectors and k not in cached}.items())
         if missing:
             vecs = self.model.encode([t for _, t in missing])
             for (k, _), v in zip(missing, vecs, strict=True):
