@@ -380,8 +380,9 @@ def _micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def _encode(column: pa.ChunkedArray | pa.Array, key: Callable[[str | None], int],
-            memo: dict[str | None, int]) -> np.ndarray:
-    """Each value's ``key`` (computed once per distinct value, ``memo`` across calls), as int64."""
+            memo: dict[str | None, int], dtype: type = np.int32) -> np.ndarray:
+    """Each value's ``key`` (computed once per distinct value, ``memo`` across calls), as ``dtype``
+    (int32: a link's ids are held for every link of the crawl before the newest fetches are kept)."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     out = []
     for chunk in chunks:
@@ -389,9 +390,9 @@ def _encode(column: pa.ChunkedArray | pa.Array, key: Callable[[str | None], int]
         values = encoded.dictionary.to_pylist()
         ids = np.fromiter((memo[v] if v in memo else memo.setdefault(v, key(v)) for v in values),
                           dtype=np.int64, count=len(values))
-        out.append(ids[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
-                   if len(values) else np.zeros(len(chunk), dtype=np.int64))
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+        indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        out.append(ids.astype(dtype)[indices] if len(values) else np.zeros(len(chunk), dtype=dtype))
+    return np.concatenate(out) if out else np.zeros(0, dtype=dtype)
 
 
 def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...], optional: tuple[str, ...],
@@ -500,23 +501,26 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
                                          memos["anchor"]))
         columns["position"].append(_encode(part["position"],
                                            lambda v: positions.setdefault(v or "other", len(positions)),
-                                           memos["position"]))
+                                           memos["position"], np.uint8))
         names = part.column_names
         columns["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)
                                    if "nofollow" in names else np.zeros(n, dtype=bool))
         columns["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)
                                    if "internal" in names else np.ones(n, dtype=bool))
-    cols = {name: np.concatenate(arrays) for name, arrays in columns.items()}
+    cols = {name: np.concatenate(columns.pop(name)) for name in list(columns)}  # a column at a time
     if not cols:
         return LinkTable(list(urls), *(np.zeros(0, dtype=np.int64),) * 2, [], np.zeros(0, dtype=np.int64), [],
                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
     # a source's links from its newest fetch only
     latest = np.full(len(raw_sources), np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(latest, cols["raw"], cols["when"])
-    keep = (cols["when"] == latest[cols["raw"]]) & (cols["source"] >= 0)
-    return LinkTable(list(urls), cols["source"][keep], cols["target"][keep], list(anchors),
-                     cols["anchor"][keep], list(positions), cols["position"][keep], cols["nofollow"][keep],
-                     cols["internal"][keep])
+    keep = (cols.pop("when") == latest[cols.pop("raw")]) & (cols["source"] >= 0)
+
+    def kept(name: str) -> np.ndarray:  # each column dropped as soon as its kept rows are taken
+        return cols.pop(name)[keep]
+
+    return LinkTable(list(urls), kept("source"), kept("target"), list(anchors), kept("anchor"),
+                     list(positions), kept("position"), kept("nofollow"), kept("internal"))
 
 
 def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | None = None) -> Crawl:
