@@ -226,7 +226,6 @@ class PairFilter:
                     "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
 
-
 def _sort_ranks(urls: Sequence[str]) -> np.ndarray:
     """Each URL's place when the URLs are sorted (ties in score are broken by URL)."""
     ranks = np.empty(len(urls), dtype=np.int64)

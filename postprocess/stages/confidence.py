@@ -187,7 +187,7 @@ def _training_pairs_from_columns(crawl: Crawl, options: Options) -> list[tuple[s
     n = len(table.urls)
     known = (table_id[source] >= 0) & (table_id[target] >= 0)
     source, target = source[known], target[known]
-    linked = in_sorted(distinct(table.pair_keys()), table_id[source] * n + table_id[target])
+    linked = in_sorted(table.pair_set().keys, table_id[source] * n + table_id[target])
     keys = distinct(source[linked] * len(pages) + target[linked])
     return sorted((pages[k // len(pages)].url, pages[k % len(pages)].url) for k in keys.tolist())
 

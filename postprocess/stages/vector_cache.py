@@ -83,14 +83,6 @@ class VectorParts:
         parts = sorted(self.folder.glob("part-*.parquet")) if self.folder.is_dir() else []
         return ([self.legacy] if self.legacy is not None and self.legacy.is_file() else []) + parts
 
-    def tables(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
-        """Each readable part as a table, oldest first; an unreadable one is skipped with a warning."""
-        for path in self.files():
-            try:
-                yield pq.read_table(path, columns=columns)
-            except (OSError, pa.ArrowException) as exc:
-                self._unreadable_part(path, exc)
-
     def _batches(self, path: Path, columns: list[str]) -> Iterator[pa.RecordBatch]:
         """The part's rows a row group at a time; a part that cannot be read (truncated, another
         layout) ends with a warning. Errors of the caller's own work are not caught here."""
@@ -107,12 +99,7 @@ class VectorParts:
 
     def missing(self, keys: Sequence[str]) -> np.ndarray:
         """Which of ``keys`` no readable part holds (a mask); reads the key column alone."""
-        held = [np.asarray(table["key"].to_numpy(zero_copy_only=False), dtype=np.bytes_)
-                for table in self.tables(columns=["key"])]
-        wanted = np.asarray(keys, dtype=np.bytes_) if len(keys) else np.zeros(0, np.bytes_)
-        if not held or not len(wanted):
-            return np.ones(len(wanted), dtype=bool)
-        return ~np.isin(wanted, np.concatenate(held))
+        return ~self._read(keys, ["key"], lambda at, rows: None)
 
     def lookup(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(one vector per key, which keys were found) from parts of a single ``vector`` column (the
