@@ -261,7 +261,7 @@ def stage_anchors(s: Session) -> None:
     """Anchors, passage check, the site's confidence model, the cut and the caps (``anchored.parquet``)."""
     from collections import Counter
 
-    from postprocess.apps.report import read_suggestions, write_parquet
+    from postprocess.apps.report import read_pool, write_parquet
     from postprocess.pipeline import anchor_pool, learn_confidence, queue, workers
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.output import replace_atomically
@@ -269,7 +269,7 @@ def stage_anchors(s: Session) -> None:
     crawl = s.get_crawl()
     _vectors_and_index(s)
     if s.rows is None:
-        s.rows = read_suggestions(s.out / "candidates.parquet")
+        s.rows = read_pool(s.out / "candidates.parquet")
     if s.rejected is None:
         s.rejected = Counter()
     passages = s.passages or passage_vectors(s)

@@ -20,7 +20,7 @@ import numpy as np
 
 from postprocess.background import Background, available_workers
 from postprocess.options import Options
-from postprocess.stages.anchors import AnchorFinder, add_anchors
+from postprocess.stages.anchors import AnchorFinder, anchored_rows
 from postprocess.stages.candidates import Suggestion, apply_caps, find_candidates
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
@@ -28,6 +28,7 @@ from postprocess.stages.index import PageIndex, build_index
 from postprocess.stages.load import Crawl, require_linkable
 from postprocess.stages.passages import PassageVectors, add_passage_scores
 from postprocess.stages.scoring import Evidence
+from postprocess.stages.suggestions import Pool
 
 #: The pool anchors and confidence choose from: this many times the per-source and per-target caps.
 POOL_FACTOR = 3
@@ -57,24 +58,24 @@ class Suggestions:
 def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                    evidence: Evidence | None = None, sources: frozenset[str] | None = None,
                    held_back: Mapping[tuple[str, str], str] | None = None,
-                   ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
-    """Filtered, scored pairs, at most POOL_FACTOR × the caps per source and target; pairs in
-    ``held_back`` (decided by an editor) are never among them."""
+                   ) -> tuple[Pool, list[Suggestion], Counter[str]]:
+    """Filtered, scored pairs as columns, at most POOL_FACTOR × the caps per source and target;
+    pairs in ``held_back`` (decided by an editor) are never among them."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
                            pool_targets=POOL_FACTOR * max(options.per_target, 1),
                            evidence=evidence, sources=sources, held_back=held_back)
 
 
-def anchor_pool(crawl: Crawl, rows: list[Suggestion], embeddings: Embeddings, passages: PassageVectors,
-                options: Options, rejected: Counter[str] | None = None,
+def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Embeddings,
+                passages: PassageVectors, options: Options, rejected: Counter[str] | None = None,
                 finder: AnchorFinder | None = None, workers: int = 1) -> list[Suggestion]:
     """Rows with a phrase of the source's running text that names the target, about the target
-    (``workers``: processes that choose anchors, see ``add_anchors``)."""
+    (``workers``: processes that choose anchors, see ``anchored_rows``)."""
     rejected = rejected if rejected is not None else Counter()
-    add_anchors(crawl, rows, finder or AnchorFinder(crawl, options.title_anchors), workers=workers)
-    anchored = [s for s in rows if s.anchor]
-    rejected["no_anchor"] += len(rows) - len(anchored)
+    pool = rows if isinstance(rows, Pool) else Pool.from_rows(rows)
+    anchored = anchored_rows(pool, finder or AnchorFinder(crawl, options.title_anchors), workers)
+    rejected["no_anchor"] += len(pool) - len(anchored)
     add_passage_scores(anchored, embeddings, passages)
     kept = [s for s in anchored
             if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]

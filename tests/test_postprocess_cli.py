@@ -175,6 +175,14 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["embedding"]["embedded_pages"] == 0 and "model" not in summary["seconds"]
 
+    # The anchors stage alone reads the pool back from candidates.parquet (as columns) and makes the
+    # anchored rows the whole run made.
+    whole = (out / "anchored.parquet").read_bytes()
+    (out / "anchored.parquet").unlink()
+    alone = postprocess("anchors", "--crawl", str(crawl), "--out", str(out), *LOW)
+    assert alone.returncode == 0, alone.stderr
+    assert (out / "anchored.parquet").read_bytes() == whole
+
     # Stages one at a time, with a tighter cap: no model is loaded after embed.
     for stage in ("index", "rank", "anchors", "report"):
         step = postprocess(stage, "--crawl", str(crawl), "--out", str(out), *LOW, "--per-source", "1")

@@ -42,10 +42,10 @@ import numpy as np
 from linkspider.items import PROSE_KINDS
 from postprocess import background
 from postprocess.background import in_chunks
-from postprocess.stages.candidates import Suggestion
 from postprocess.stages.links import LinkTable, TargetsBySource, content_uses, distinct
 from postprocess.stages.load import Crawl, Link, Page, resolve
 from postprocess.stages.output import progress
+from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
@@ -907,3 +907,29 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
                     setattr(s, name, getattr(row, name))
     if bar is not None:
         bar.close()
+
+
+def anchored_rows(pool: Pool, finder: AnchorFinder, workers: int = 1) -> list[Suggestion]:
+    """The pool's pairs that get an anchor, as rows in pool order: ``add_anchors`` on rows made one
+    source at a time, so the pairs without an anchor (most of them) never become rows. Shared with a
+    forked second process as ``add_anchors`` shares them; only the anchored rows come back."""
+    order, bounds = pool.by_source()
+    groups = range(len(bounds) - 1)
+    bar = progress(len(groups), "anchors", "page") if groups else None
+
+    def choose(part: Sequence[int]) -> list[tuple[int, Suggestion]]:
+        found: list[tuple[int, Suggestion]] = []
+        for group in part:
+            positions = order[bounds[group]:bounds[group + 1]]
+            rows = pool.rows(positions)
+            finder.choose(rows[0].source_url, rows)
+            found.extend((p, s) for p, s in zip(positions.tolist(), rows, strict=True) if s.anchor)
+        if bar is not None:
+            bar.update(len(part))
+        return found
+
+    found = [pair for part in _shared(choose, groups, workers) for pair in part]
+    found.sort(key=operator.itemgetter(0))
+    if bar is not None:
+        bar.close()
+    return [s for _, s in found]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,23 +22,7 @@ from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
 from postprocess.stages.links import in_sorted, linked_keys, linked_pairs
 from postprocess.stages.load import Crawl, Link, Page
-
-
-@dataclass(slots=True)
-class Suggestion:
-    """One proposed link: in ``source_url``, link ``anchor`` to ``target_url``."""
-
-    source_url: str
-    target_url: str
-    score: float
-    parts: dict[str, float] = field(default_factory=dict)
-    rank: int = 0  # 1 = best suggestion of its source
-    anchor: str = ""
-    anchor_type: str = ""  # "text": stands in the source text; "title": shortened target title
-    context: str = ""  # the sentence the anchor stands in
-    evidence: str = ""  # why the anchor names the target: link, title, slug, part, heading
-    passage: str = ""  # the paragraph (block) the anchor stands in
-    confidence: float = 0.0  # probability that the site's editors would make this link
+from postprocess.stages.suggestions import Pool, Suggestion
 
 
 def existing_links(links: Iterable[Link], content_only: bool = False) -> set[tuple[str, str]]:
@@ -112,7 +95,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
                     pool_size: int | None = None, pool_targets: int | None = None,
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
                     held_back: Mapping[tuple[str, str], str] | None = None,
-                    ) -> tuple[list[Suggestion], list[Suggestion], Counter[str]]:
+                    ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
     ``pool_size`` / ``pool_targets`` cap each source / target instead of ``per_source`` /
@@ -121,8 +104,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
 
-    Every source's pairs are filtered and scored as columns; only the pairs the caps keep
-    become ``Suggestion`` rows (most of a large site's pool is cut by the caps).
+    Every source's pairs are filtered and scored as columns, and the pairs the caps keep stay
+    columns (a ``Pool``): rows are made when they are read.
     """
     evidence = evidence or scoring.Evidence(crawl, embeddings, options.neighbours)
     if index.urls != evidence.site.urls:
@@ -261,19 +244,15 @@ class _PairColumns:
             self.parts.setdefault(name, []).append(column)
         self.size += len(targets)
 
-    def capped(self, urls: Sequence[str], per_source: int, per_target: int) -> list[Suggestion]:
-        """The pairs taken best first (score, then source and target URL) under the caps, as rows."""
+    def capped(self, urls: Sequence[str], per_source: int, per_target: int) -> Pool:
+        """The pairs taken best first (score, then source and target URL) under the caps."""
         if not self.size:
-            return []
+            return Pool(urls, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), {})
         sources, targets = np.concatenate(self.sources), np.concatenate(self.targets)
         scores = np.concatenate(self.scores)
         rank = _sort_ranks(urls)
         order = np.lexsort((rank[targets], rank[sources], -scores))
         taken = capped(sources[order].tolist(), targets[order].tolist(), per_source, per_target)
         rows = order[[i for i, _ in taken]]
-        parts = {name: np.concatenate(columns)[rows].tolist() for name, columns in self.parts.items()}
-        names = list(parts)
-        return [Suggestion(urls[s], urls[t], score, dict(zip(names, values, strict=True)), rank=place)
-                for s, t, score, (_, place), *values in zip(
-                    sources[rows].tolist(), targets[rows].tolist(), scores[rows].tolist(), taken,
-                    *parts.values(), strict=True)]
+        return Pool(urls, sources[rows], targets[rows], scores[rows], np.array([place for _, place in taken]),
+                    {name: np.concatenate(columns)[rows] for name, columns in self.parts.items()})

@@ -21,6 +21,7 @@ from postprocess.apps.report.queue import (
     csv_columns,
     page_titles,
     part_names,
+    read_pool,
     read_suggestions,
     suggestions_table,
     write_cannibalisation,
@@ -31,6 +32,6 @@ from postprocess.apps.report.queue import (
 )
 
 __all__ = ["CANNIBAL_COLUMNS", "INFO_COLUMNS", "STAGE_COLUMNS", "SUGGESTION_COLUMNS", "Analysis", "analyse",
-           "csv_columns", "format_summary", "orphan_pages", "page_titles", "part_names", "read_suggestions",
-           "render_html", "suggestions_table", "summary", "write_cannibalisation", "write_csv", "write_html",
-           "write_pages", "write_parquet", "write_suggestions", "write_summary"]
+           "csv_columns", "format_summary", "orphan_pages", "page_titles", "part_names", "read_pool",
+           "read_suggestions", "render_html", "suggestions_table", "summary", "write_cannibalisation",
+           "write_csv", "write_html", "write_pages", "write_parquet", "write_suggestions", "write_summary"]

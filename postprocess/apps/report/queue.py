@@ -10,16 +10,18 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.stages.anchors import clean_title, site_title_parts
-from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Crawl
 from postprocess.stages.openings import OPENING_COLUMN, page_openings
 from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
+from postprocess.stages.suggestions import Pool, Suggestion
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
@@ -31,8 +33,13 @@ CANNIBAL_COLUMNS = ("url_a", "url_b", "title_a", "title_b", "similarity", "alrea
 
 def part_names(rows: Sequence[Suggestion]) -> list[str]:
     """Score parts in column order: the known ones first, then any others by name."""
-    seen = {k for s in rows for k in s.parts}
-    return [c for c in PART_COLUMNS if c in seen or not rows] + sorted(seen - set(PART_COLUMNS))
+    if isinstance(rows, Pool):
+        return _ordered_parts(set(rows.parts), not rows)
+    return _ordered_parts({k for s in rows for k in s.parts}, not rows)
+
+
+def _ordered_parts(seen: set[str], empty: bool) -> list[str]:
+    return [c for c in PART_COLUMNS if c in seen or empty] + sorted(seen - set(PART_COLUMNS))
 
 
 def page_titles(crawl: Crawl) -> dict[str, str]:
@@ -75,9 +82,7 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
 
 def read_suggestions(path: Path) -> list[Suggestion]:
     """Suggestions back from a Parquet file written by ``write_parquet``."""
-    if not path.is_file():
-        raise InputError(f"{path} not found: run the earlier stages first")
-    table = pq.read_table(path)
+    table = _read_stage_file(path)
     base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
     parts = [c for c in table.column_names if c not in base]
     rows = []
@@ -89,10 +94,55 @@ def read_suggestions(path: Path) -> list[Suggestion]:
     return rows
 
 
+def read_pool(path: Path) -> Pool:
+    """The candidate pool back from ``candidates.parquet`` as columns (its rows have no anchor yet)."""
+    table = _read_stage_file(path)
+    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
+    both = pc.dictionary_encode(pa.concat_arrays([pa.array([], pa.string()), *table["source_url"].chunks,
+                                                  *table["target_url"].chunks]))
+    urls, ids = both.dictionary.to_pylist(), both.indices.to_numpy(zero_copy_only=False)
+    parts = {name: table[name].to_numpy() for name in table.column_names if name not in base}
+    absent = {name: table[name].is_null().to_numpy() for name in parts}
+    parts = {name: np.nan_to_num(column, nan=0.0) if absent[name].any() else column
+             for name, column in parts.items()}
+    return Pool(urls, ids[:table.num_rows], ids[table.num_rows:], table["score"].to_numpy(),
+                pc.fill_null(table["rank"], 0).to_numpy(), parts, absent)
+
+
+def _read_stage_file(path: Path) -> pa.Table:
+    if not path.is_file():
+        raise InputError(f"{path} not found: run the earlier stages first")
+    return pq.read_table(path)
+
+
 def write_parquet(path: Path, rows: Sequence[Suggestion], crawl: Crawl | None = None) -> None:
-    """A stage file: the rows with everything the next stage reads."""
-    table = suggestions_table(rows, crawl, stage=True)
+    """A stage file: the rows (or a ``Pool``'s columns) with everything the next stage reads."""
+    table = pool_table(rows) if isinstance(rows, Pool) and crawl is None else suggestions_table(
+        rows, crawl, stage=True)
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def pool_table(pool: Pool) -> pa.Table:
+    """``suggestions_table(rows, stage=True)`` of the pool's rows, made from its columns."""
+    n = len(pool)
+    urls = pa.array(pool.urls, pa.string())
+    empty = pa.array([""] * n, pa.string())
+    columns: dict[str, pa.Array] = {
+        "source_url": urls.take(pa.array(pool.sources)),
+        "target_url": urls.take(pa.array(pool.targets)),
+        "anchor": empty, "anchor_type": empty, "context": empty,
+        "confidence": pa.array(np.zeros(n), pa.float64()),
+        "score": pa.array(pool.scores, pa.float64()),
+        "evidence": empty,
+        "rank": pa.array(pool.ranks, pa.int32()),
+        "passage": empty,
+    }
+    for name in part_names(pool):
+        values = pool.parts.get(name)
+        mask = pool.absent.get(name)
+        columns[name] = (pa.nulls(n, pa.float64()) if values is None
+                         else pa.array(values, pa.float64(), mask=mask))
+    return pa.table(columns)
 
 
 def write_csv(path: Path, table: pa.Table, columns: Sequence[str]) -> None:
