@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 
+import numpy as np
 import pytest
 from crawlkit import SITE, SITE_LINKS
 
@@ -36,10 +37,14 @@ def test_a_pool_gives_back_the_rows_it_was_made_of() -> None:
     assert list(Pool.from_rows([])) == []
 
 
-def test_a_pools_sources_come_in_the_order_of_their_first_row() -> None:
+def test_a_pools_rows_are_grouped_by_source_in_page_order() -> None:
     order, bounds = Pool.from_rows(ROWS).by_source()
     groups = [order[a:b].tolist() for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
     assert groups == [[0, 2], [1, 4], [3]]
+    pool = Pool(["p0", "p1", "p2"], np.array([2, 0, 2, 1]), np.array([0, 1, 1, 0]), np.ones(4), np.ones(4),
+                {})
+    order, bounds = pool.by_source()  # by page number, not by the first row of each source
+    assert order.tolist() == [1, 3, 0, 2] and bounds.tolist() == [0, 1, 2, 4]
     order, bounds = Pool.from_rows([]).by_source()
     assert order.tolist() == [] and bounds.tolist() == [0]
 

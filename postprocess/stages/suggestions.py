@@ -100,16 +100,7 @@ class Pool(Sequence[Suggestion]):
 
     def by_source(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions grouped by source (``order[bounds[g]:bounds[g + 1]]`` is group g, its rows in
-        pool order), the groups in the order of their sources' first rows."""
+        pool order), the groups in page order (the order the loader keeps the pages' blocks in)."""
         order = np.argsort(self.sources, kind="stable")
-        if not len(order):
-            return order, np.zeros(1, dtype=np.int64)
         cuts = np.flatnonzero(np.diff(self.sources[order])) + 1
-        starts = np.concatenate(([0], cuts))
-        ends = np.concatenate((cuts, [len(order)]))
-        first = np.argsort(order[starts], kind="stable")  # groups by the position of their first row
-        place = np.empty(len(first), dtype=np.int64)
-        place[first] = np.arange(len(first))
-        group = np.repeat(np.arange(len(starts)), ends - starts)
-        order = order[np.argsort(place[group], kind="stable")]
-        return order, np.concatenate(([0], np.cumsum((ends - starts)[first])))
+        return order, np.concatenate(([0], cuts, [len(order)])) if len(order) else np.zeros(1, dtype=np.int64)
