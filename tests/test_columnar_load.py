@@ -14,6 +14,7 @@ from crawlkit import (
     SITE_LINKS,
     later,
     link,
+    page,
     skip,
     url,
     write_crawl,
@@ -94,6 +95,38 @@ def test_blocks_stay_in_arrow_until_a_page_is_read(tmp_path):
     assert made and all(isinstance(b, load.Block) for b in made)
     assert page.blocks == made and len(page.blocks) == len(made) and page.blocks[0] == made[0]
     assert hash(page) == hash(load.Page(**{f: getattr(page, f) for f in page.__dataclass_fields__}))
+
+
+def _page_with_blocks(n: int) -> dict:
+    text = "\n".join(f"Paragraph {k} of page {n} says the same about espresso." for k in range(6))
+    see = {"kind": "paragraph", "text": f"See page {n + 1} for `more` on espresso.",
+           "code": [{"start": 18, "end": 24}],
+           "links": [{"start": 0, "end": 15, "url": url(f"p{n + 1:03d}")}]}
+    return page(url(f"p{n:03d}"), f"Page {n}", text,
+                blocks=[see, {"kind": "heading", "text": f"Heading {n}", "code": [], "links": []}])
+
+
+def test_blocks_are_compressed_in_groups_of_pages_in_page_order(tmp_path, monkeypatch):
+    """Pages written out of URL order over three parts: each page's blocks come back as the row merge
+    makes them, from groups of GROUP_PAGES pages that a pass in page order decompresses once each."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    rows.reverse()
+    for k, part in enumerate((rows[:40], rows[40:70], rows[70:])):
+        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    crawl = load_crawl(tmp_path)
+    merged = build_crawl(list(reversed(rows)), [], [], str(tmp_path))
+    store = crawl.pages[0].blocks.where[0]
+    assert len(store.groups) == -(-100 // load.GROUP_PAGES) and store.chunks == []
+    calls = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1) or real(packed))
+    assert [tuple(p.blocks) for p in crawl.pages] == [p.blocks for p in merged.pages]
+    assert len(calls) == len(store.groups)  # each group once, in page order
+    rows_of, urls = store.links_in(["paragraph"])
+    page_of_row = {p.blocks.where[1]: p.url for p in crawl.pages}
+    assert sorted(zip((page_of_row[r] for r in rows_of.tolist()), urls.to_pylist(), strict=True)) == [
+        (url(f"p{n:03d}"), url(f"p{n + 1:03d}")) for n in range(100)]
+    assert crawl.pages[7].blocks.where[1] != 7  # the rows are the parts' order, not the pages'
 
 
 def test_a_tables_inbound_counts_are_made_once_and_handed_out_as_copies():
