@@ -34,3 +34,42 @@ def test_memory_freed_below_live_objects_goes_back_to_the_system():
     assert made > 150 and freed > 150  # ~180 MB made; freeing alone gives nothing back
     assert after < 50, (made, freed, after)
     assert len(kept) == 120
+
+
+def peak_mb_since_reset() -> float:
+    """The process's peak resident memory since the last reset (``clear_refs`` 5)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux's peak-memory reset")
+def test_a_cache_part_written_whole_is_read_a_little_at_a_time(tmp_path):
+    """A paragraph-cache part of one row group (~100 MB of vectors, as caches were written before
+    row groups of BATCH_ROWS): looking up a few keys reads it through a small buffer, not the whole
+    column chunk at once before decoding it (Arrow still decodes a row group's list column whole)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from postprocess.stages.vector_cache import VectorParts
+
+    rows, dim = 100_000, 256
+    vectors = np.random.default_rng(0).random((rows, dim), dtype=np.float32)
+    table = pa.table({"key": pa.array([f"k{i:06d}" for i in range(rows)]),
+                      "vector": pa.ListArray.from_arrays(np.arange(0, rows * dim + 1, dim, dtype=np.int32),
+                                                         pa.array(vectors.ravel()))})
+    folder = tmp_path / "passages-m"
+    folder.mkdir()
+    pq.write_table(table, folder / "part-1-0001.parquet", row_group_size=rows, compression="none")
+    del table
+    gc.collect()
+    give_back()
+    Path("/proc/self/clear_refs").write_text("5")
+    before = peak_mb_since_reset()
+    found, hit = VectorParts(folder).lookup(["k000007", "k099999", "absent"])
+    grew = peak_mb_since_reset() - before
+    assert hit.tolist() == [True, True, False]
+    assert np.array_equal(found[0], vectors[7]) and np.array_equal(found[1], vectors[99_999])
+    assert grew < 140, grew  # read whole first: ~175 MB; through the buffer: ~100 MB

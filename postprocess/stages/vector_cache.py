@@ -60,6 +60,8 @@ def vectors_of(column: pa.ChunkedArray, dim: int | None = None) -> list[np.ndarr
 
 
 BATCH_ROWS = 8192
+#: Bytes read from a part at a time (the rest of a row group stays on disk until its turn).
+READ_BUFFER = 1 << 20
 
 
 class VectorParts:
@@ -87,7 +89,10 @@ class VectorParts:
         """The part's rows a row group at a time; a part that cannot be read (truncated, another
         layout) ends with a warning. Errors of the caller's own work are not caught here."""
         try:
-            yield from pq.ParquetFile(path).iter_batches(BATCH_ROWS, columns=columns)
+            # read through a small buffer, page by page: a part written whole (one row group, as
+            # caches before row groups of BATCH_ROWS were) is not loaded at once
+            yield from pq.ParquetFile(path, buffer_size=READ_BUFFER, pre_buffer=False).iter_batches(
+                BATCH_ROWS, columns=columns)
         except (OSError, pa.ArrowException, KeyError) as exc:
             self._unreadable_part(path, exc)
 
