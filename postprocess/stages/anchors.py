@@ -882,37 +882,28 @@ def names_from_counts(uses: Counter[tuple[str, ...]], per_target: dict[str, Coun
 
 def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorFinder | None = None,
                 allow_title: bool = False, workers: int = 1) -> None:
-    """Choose the anchor of every suggestion, source by source (suggestions without one keep anchor "").
-    With ``background.worth_a_fork`` (enough sources, ``workers`` above 1), the sources are shared in
-    chunks with a forked second process (a source's anchors depend on it alone)."""
+    """Choose the anchor of every suggestion (one without keeps anchor ""): ``anchored_rows`` on the
+    rows' pool, its choices set on the caller's rows."""
     finder = finder or AnchorFinder(crawl, allow_title)
-    by_source: dict[str, list[Suggestion]] = defaultdict(list)
-    for s in suggestions:
-        by_source[s.source_url].append(s)
-    groups = list(by_source.values())
-    bar = progress(len(groups), "anchors", "page") if groups else None
-
-    def choose(part: Sequence[list[Suggestion]]) -> Sequence[list[Suggestion]]:
-        for group in part:
-            finder.choose(group[0].source_url, group)
-        if bar is not None:
-            bar.update(len(part))
-        return part
-
-    chosen = [group for part in _shared(choose, groups, workers) for group in part]
-    for group, done in zip(groups, chosen, strict=True):
-        if done is not group:  # chosen in the second process: onto the caller's rows
-            for s, row in zip(group, done, strict=True):
-                for name in Suggestion.__slots__:
-                    setattr(s, name, getattr(row, name))
-    if bar is not None:
-        bar.close()
+    for position, row in _anchored(Pool.from_rows(suggestions), finder, workers):
+        s = suggestions[position]
+        s.anchor, s.anchor_type, s.context = row.anchor, row.anchor_type, row.context
+        s.evidence, s.passage = row.evidence, row.passage
+        s.parts.update(row.parts)
 
 
 def anchored_rows(pool: Pool, finder: AnchorFinder, workers: int = 1) -> list[Suggestion]:
-    """The pool's pairs that get an anchor, as rows in pool order: ``add_anchors`` on rows made one
-    source at a time, so the pairs without an anchor (most of them) never become rows. Shared with a
-    forked second process as ``add_anchors`` shares them; only the anchored rows come back."""
+    """The pool's pairs that get an anchor, as rows in pool order. The rows are made one source at a
+    time, so the pairs without an anchor (most of them) never become rows; with
+    ``background.worth_a_fork`` (enough sources, ``workers`` above 1) the sources are shared in chunks
+    with a forked second process (a source's anchors depend on it alone), and only the anchored rows
+    come back."""
+    return [row for _, row in _anchored(pool, finder, workers)]
+
+
+def _anchored(pool: Pool, finder: AnchorFinder, workers: int) -> list[tuple[int, Suggestion]]:
+    """(position in the pool, row) of each pair that gets an anchor, in pool order; the sources are
+    taken in page order, the order the loader keeps their blocks in."""
     order, bounds = pool.by_source()
     groups = range(len(bounds) - 1)
     bar = progress(len(groups), "anchors", "page") if groups else None
@@ -932,4 +923,4 @@ def anchored_rows(pool: Pool, finder: AnchorFinder, workers: int = 1) -> list[Su
     found.sort(key=operator.itemgetter(0))
     if bar is not None:
         bar.close()
-    return [s for _, s in found]
+    return found
