@@ -7,6 +7,7 @@ from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMA
 
 from postprocess.stages.anchors import (
     AnchorFinder,
+    _sub_phrases,
     add_anchors,
     clean_title,
     context_of,
@@ -82,6 +83,20 @@ def _anchor(crawl, source, targets, allow_title=False):
     rows = [Suggestion(source, t, 1.0 - i / 10) for i, t in enumerate(targets)]
     add_anchors(crawl, rows, allow_title=allow_title)
     return rows
+
+
+def test_the_finder_keeps_only_the_name_parts_that_several_pages_carry():
+    """A part of a title on one page names that page; the finder keeps the set of parts on more
+    than one page, not a count for every part of every name."""
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    finder = AnchorFinder(crawl)
+    parts = {}
+    for one in crawl.pages:
+        for part in {p for key, _ in finder._page_names(one) for p in _sub_phrases(key)}:
+            parts[part] = parts.get(part, 0) + 1
+    assert finder.shared_parts == {part for part, n in parts.items() if n > 1}
+    assert finder.shared_parts and any(n == 1 for n in parts.values())
+    assert not hasattr(finder, "name_pages")
 
 
 def test_anchor_stands_verbatim_in_the_source_and_names_the_target():

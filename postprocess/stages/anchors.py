@@ -499,15 +499,18 @@ class AnchorFinder:
         for key, urls in definers.items():
             if len(urls) == 1:  # defined on one page only: the name is that page's
                 self.terms[next(iter(urls))].append(key)
-        # how many pages carry each part of a name (a page counted once: page URLs are unique)
-        self.name_pages: Counter[tuple[str, ...]] = Counter()
+        # how many pages carry each part of a name (a page counted once: page URLs are unique); only
+        # the parts on more than SPECIFIC_PAGES pages are kept (a part on fewer is specific to its page)
+        name_pages: Counter[tuple[str, ...]] = Counter()
         for page in crawl.pages:
-            self.name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
+            name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
+        self.shared_parts = frozenset(part for part, n in name_pages.items() if n > SPECIFIC_PAGES)
         # one pass over the running text: pages per word, and pages per phrase that may be a name
         counts = anchor_counts(crawl.links)
         self.word_pages, self.occurrences = _prose_counts(
-            crawl, set(counts[0]) | set(self.name_pages)
-            | {key for keys in self.terms.values() for key in keys}, workers)
+            crawl, set(counts[0]) | set(name_pages) | {key for keys in self.terms.values() for key in keys},
+            workers)
+        del name_pages
         self._page_named = self._pages_named()
         self._index_links(crawl.links, counts)
 
@@ -573,7 +576,7 @@ class AnchorFinder:
                 _name_of(named, key, url)
                 if evidence in ("title", "slug"):
                     for part in _sub_phrases(key):
-                        if self.name_pages.get(part, 0) <= SPECIFIC_PAGES and _nameable(part):
+                        if part not in self.shared_parts and _nameable(part):
                             _name_of(named, part, url)
         return named
 
@@ -670,7 +673,7 @@ class AnchorFinder:
             add(key, evidence)
             if evidence in ("title", "slug"):
                 for part in _sub_phrases(key):
-                    if part != key and _nameable(part) and self.name_pages.get(part, 0) <= SPECIFIC_PAGES:
+                    if part != key and _nameable(part) and part not in self.shared_parts:
                         add(part, "part")
         names = sorted(found.values(), key=lambda n: (-n.rank, n.words))
         self._names[target.url] = names
