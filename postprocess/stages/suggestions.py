@@ -102,5 +102,7 @@ class Pool(Sequence[Suggestion]):
         """Positions grouped by source (``order[bounds[g]:bounds[g + 1]]`` is group g, its rows in
         pool order), the groups in page order (the order the loader keeps the pages' blocks in)."""
         order = np.argsort(self.sources, kind="stable")
+        if not len(order):
+            return order, np.zeros(1, dtype=np.int64)
         cuts = np.flatnonzero(np.diff(self.sources[order])) + 1
-        return order, np.concatenate(([0], cuts, [len(order)])) if len(order) else np.zeros(1, dtype=np.int64)
+        return order, np.concatenate(([0], cuts, [len(order)]))

@@ -83,8 +83,7 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
 def read_suggestions(path: Path) -> list[Suggestion]:
     """Suggestions back from a Parquet file written by ``write_parquet``."""
     table = _read_stage_file(path)
-    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
-    parts = [c for c in table.column_names if c not in base]
+    parts = _part_columns(table)
     rows = []
     for r in table.to_pylist():
         rows.append(Suggestion(r["source_url"], r["target_url"], r["score"],
@@ -97,16 +96,19 @@ def read_suggestions(path: Path) -> list[Suggestion]:
 def read_pool(path: Path) -> Pool:
     """The candidate pool back from ``candidates.parquet`` as columns (its rows have no anchor yet)."""
     table = _read_stage_file(path)
-    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
     both = pc.dictionary_encode(pa.concat_arrays([pa.array([], pa.string()), *table["source_url"].chunks,
                                                   *table["target_url"].chunks]))
     urls, ids = both.dictionary.to_pylist(), both.indices.to_numpy(zero_copy_only=False)
-    parts = {name: table[name].to_numpy() for name in table.column_names if name not in base}
+    parts = {name: table[name].to_numpy() for name in _part_columns(table)}  # NaN where null: absent
     absent = {name: table[name].is_null().to_numpy() for name in parts}
-    parts = {name: np.nan_to_num(column, nan=0.0) if absent[name].any() else column
-             for name, column in parts.items()}
     return Pool(urls, ids[:table.num_rows], ids[table.num_rows:], table["score"].to_numpy(),
                 pc.fill_null(table["rank"], 0).to_numpy(), parts, absent)
+
+
+def _part_columns(table: pa.Table) -> list[str]:
+    """A stage file's score-part columns: all but the row's own fields, info and stage columns."""
+    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
+    return [c for c in table.column_names if c not in base]
 
 
 def _read_stage_file(path: Path) -> pa.Table:
