@@ -3,6 +3,8 @@ gives, and its links are a ``LinkTable`` that stands in for a list of ``Link``."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from crawlkit import (
@@ -127,6 +129,32 @@ def test_blocks_are_compressed_in_groups_of_pages_in_page_order(tmp_path, monkey
     assert sorted(zip((page_of_row[r] for r in rows_of.tolist()), urls.to_pylist(), strict=True)) == [
         (url(f"p{n:03d}"), url(f"p{n + 1:03d}")) for n in range(100)]
     assert crawl.pages[7].blocks.where[1] != 7  # the rows are the parts' order, not the pages'
+
+
+def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path, monkeypatch):
+    """The loader's pages hold no text string: each text is read from groups of GROUP_PAGES texts,
+    which a pass in page order decompresses once each without touching the blocks."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    rows.reverse()
+    for k, part in enumerate((rows[:40], rows[40:70], rows[70:])):
+        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    crawl = load_crawl(tmp_path)
+    merged = build_crawl(list(reversed(rows)), [], [], str(tmp_path))
+    store = crawl.pages[0].blocks.where[0]
+    assert len(store.text_groups) == len(store.groups) and store.text_chunks == []
+    slot = load.Page.__dict__["text"]._slot
+    assert all(type(slot.__get__(p)) is load.StoredText for p in crawl.pages)
+    calls = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1) or real(packed))
+    texts = load.PageValues(crawl.pages, lambda p: p.text)
+    assert list(texts) == [p.text for p in merged.pages] and all(type(t) is str for t in texts)
+    assert len(calls) == 2 * len(store.text_groups)  # two passes, each text group once a pass
+    part = texts[10:20]
+    assert isinstance(part, load.PageValues) and list(part) == [p.text for p in merged.pages[10:20]]
+    assert crawl.pages[3] == merged.pages[3] and hash(crawl.pages[3]) == hash(merged.pages[3])
+    plain = load.Page(url="x", text="plain")
+    assert plain.text == "plain" and dataclasses.replace(crawl.pages[3]).text == merged.pages[3].text
 
 
 def test_a_tables_inbound_counts_are_made_once_and_handed_out_as_copies():

@@ -43,7 +43,7 @@ from linkspider.items import PROSE_KINDS
 from postprocess import background
 from postprocess.background import in_chunks
 from postprocess.stages.links import LinkTable, TargetsBySource, content_uses, distinct
-from postprocess.stages.load import Crawl, Link, Page, resolve
+from postprocess.stages.load import Crawl, Link, Page, PageValues, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
@@ -204,7 +204,8 @@ def proper_nouns(texts: Iterable[str], workers: int = 1) -> frozenset[str]:
     with ``workers`` above 1 the texts are counted in chunks shared with a second process."""
     upper: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for more_upper, more_total in _in_page_chunks(_capitalised, list(texts), workers):
+    items = texts if isinstance(texts, Sequence) else list(texts)
+    for more_upper, more_total in _in_page_chunks(_capitalised, items, workers):
         upper.update(more_upper)
         total.update(more_total)
     return frozenset(w for w, n in upper.items() if n >= PROPER_MIN_USES and n / total[w] >= PROPER_SHARE)
@@ -340,7 +341,7 @@ def context_of(text: str, bounds: Sequence[int], start: int, end: int, limit: in
     return " ".join(text[left:right].split())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Name:
     """A phrase that names a page, and the evidence for it."""
 
@@ -489,7 +490,7 @@ class AnchorFinder:
         self.aliases = crawl.aliases
         self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
-        self.proper = proper_nouns([p.text for p in crawl.pages], workers)
+        self.proper = proper_nouns(PageValues(crawl.pages, lambda p: p.text), workers)
         self.content_pages = max(1, sum(1 for p in crawl.pages if p.kind == "content"))
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
@@ -552,7 +553,6 @@ class AnchorFinder:
                 if spelling is None:
                     spelling = spelled[anchor] = " ".join(anchor.split())
                 self.spellings[target].add(spelling)
-        self._own: dict[str, list[tuple[tuple[str, ...], str]]] = {}  # own_names, made when asked
         self._names: dict[str, list[Name]] = {}
         self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
         self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
@@ -644,13 +644,8 @@ class AnchorFinder:
         return [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]
 
     def own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
-        """The page's own names, then the names its links and terms give it."""
-        found = self._own.get(page.url)
-        if found is None:
-            found = self._own[page.url] = self._own_names(page)
-        return found
-
-    def _own_names(self, page: Page) -> list[tuple[tuple[str, ...], str]]:
+        """The page's own names, then the names its links and terms give it (not kept: ``names``,
+        their only reader, keeps what it makes of them)."""
         names = [(key, "link") for key in self.link_names.get(page.url, ())]
         names += [(key, "term") for key in self.terms.get(page.url, ())]
         names = [(key, evidence) for key, evidence in map(_trimmed, names) if key and _nameable(key)]

@@ -181,7 +181,7 @@ def _lexical_neighbours(documents: Sequence[str], k: int) -> tuple[LexicalIndex,
     return (index, *index.neighbours(k))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mention:
     """A name of the target found in the source's text."""
 
@@ -190,7 +190,7 @@ class Mention:
     kind: str  # anchor | h1 | title
 
 
-@dataclass
+@dataclass(slots=True)
 class _Name:
     target: int
     phrase: str
@@ -449,7 +449,8 @@ class SiteEvidence:
         self.row = {url: i for i, url in enumerate(self.urls)}
         self._lexical_job: Background | None = Background(_lexical_neighbours, documents, max(1, neighbours),
                                                           fork=worth_a_fork(len(documents), workers))
-        self._titles, self._texts = titles, list(texts)  # the pages' own strings, not copies
+        # the pages' own strings, not copies (or the loader's texts, read when scanned: ``PageValues``)
+        self._titles, self._texts = titles, texts if isinstance(texts, Sequence) else list(texts)
         self.names = NameIndex(titles, anchor_uses, self._texts)
         self._mentions: dict[int, dict[int, Mention]] = {}
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +35,7 @@ SKIP_COLUMNS = ("url", "reason", "alias_of")
 SKIP_OPTIONAL = ("fetched_at", "job")
 ALIAS_REASONS = ("redirect", "canonicalised")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,7 @@ class Page:
     title: str = ""
     h1: str = ""
     headings: tuple[str, ...] = ()
-    text: str = ""
+    text: str = ""  # the loader's pages hold a ``StoredText``, read when asked for (``_PageText``)
     status: int = 200
     lang: str | None = None
     noindex: bool = False
@@ -71,6 +73,54 @@ class Page:
     blocks: Sequence[Block] = ()  # a tuple, or the loader's StoredBlocks (made into Blocks when read)
 
 
+class StoredText:
+    """A page's text in the loader's ``BlockStore``: ``Page.text`` reads it from there when asked."""
+
+    __slots__ = ("_row", "_store")
+
+    def __init__(self, store: BlockStore, row: int) -> None:
+        self._store, self._row = store, row
+
+    def read(self) -> str:
+        return self._store.text(self._row)
+
+
+class _PageText:
+    """``Page.text``: the string the page was made with, or the one its ``StoredText`` reads (the
+    loader's pages keep their texts compressed; a reader gets a string and never sees the store)."""
+
+    def __init__(self, slot: Any) -> None:  # noqa: ANN401 - the slot's member descriptor
+        self._slot = slot
+
+    def __get__(self, page: Page | None, owner: type | None = None) -> Any:  # noqa: ANN401
+        if page is None:
+            return self
+        value = self._slot.__get__(page, owner)
+        return value.read() if type(value) is StoredText else value
+
+    def __set__(self, page: Page, value: str | StoredText) -> None:
+        self._slot.__set__(page, value)
+
+
+Page.text = _PageText(Page.text)  # type: ignore[assignment, misc]
+
+
+class PageValues(Sequence[T]):
+    """``read(page)`` of each page, made when asked for (a pass over the pages' texts without holding
+    them all: ``PageValues(pages, lambda p: p.text)``); slices are ``PageValues`` too."""
+
+    def __init__(self, pages: Sequence[Page], read: Callable[[Page], T]) -> None:
+        self._pages, self._read = pages, read
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - as list's
+        if isinstance(i, slice):
+            return PageValues(self._pages[i], self._read)
+        return self._read(self._pages[i])
+
+
 #: Pages whose blocks are compressed together (zstd, level 1): reading a page decompresses its
 #: group (~300 KB), which is kept until a page of another group is read, so a pass over the pages
 #: in order decompresses each group once.
@@ -79,38 +129,51 @@ _CODEC = pa.Codec("zstd", compression_level=1)
 
 
 class BlockStore:
-    """Every page's blocks as Arrow list arrays, compressed in groups of ``GROUP_PAGES`` pages in the
-    crawl's page order: ~2.6 KB a page where Arrow holds ~9 KB and Python objects ~27 KB. The loader
-    ``add``s each batch's blocks column, then ``pack``s them in page order; a page's ``Block``
-    objects are made when it is read, the last page's kept."""
+    """Every page's blocks as Arrow list arrays, and its text, compressed in groups of ``GROUP_PAGES``
+    pages in the crawl's page order (blocks and texts apart: a pass over the texts does not
+    decompress the blocks): blocks ~2.6 KB a page where Arrow holds ~9 KB and Python objects
+    ~27 KB. The loader ``add``s each batch's blocks and text columns, then ``pack``s them in page
+    order; a page's ``Block`` objects and text are made when they are read, the last page's kept."""
 
     def __init__(self) -> None:
-        self.chunks: list[pa.Array] = []  # the batches' columns, until ``pack``
+        self.chunks: list[pa.Array] = []  # the batches' blocks columns, until ``pack``
+        self.text_chunks: list[pa.Array] = []  # and their text columns
         self.size = 0
-        self.groups: list[pa.Buffer] = []  # compressed Arrow IPC streams of GROUP_PAGES pages each
+        self.groups: list[pa.Buffer] = []  # compressed Arrow IPC streams of GROUP_PAGES pages' blocks
+        self.text_groups: list[pa.Buffer] = []  # and of their texts
         self.order = np.zeros(0, dtype=np.int64)  # the row at each packed place
         self.place = np.zeros(0, dtype=np.int64)  # the packed place of each row (-1: dropped)
         self._group: tuple[int, pa.Array | None] = (-1, None)
+        self._text_group: tuple[int, pa.Array | None] = (-1, None)
         self._last: tuple[int, tuple[Block, ...]] = (-1, ())
+        self._last_text: tuple[int, str] = (-1, "")
 
-    def add(self, column: pa.Array) -> int:
-        """Keep a batch's blocks column; the number of its first row."""
+    def add(self, column: pa.Array, texts: pa.Array | None = None) -> int:
+        """Keep a batch's blocks column and text column (None: no texts); the number of its first row."""
         first = self.size
         self.chunks.append(column)
+        self.text_chunks.append(texts if texts is not None else pa.nulls(len(column), pa.string()))
         self.size += len(column)
         return first
 
     def pack(self, rows: Sequence[int]) -> None:
-        """Compress the rows' blocks in groups, in the order of ``rows`` (the loader's page order, so
-        passes over the pages read each group once); rows not in ``rows`` are dropped."""
+        """Compress the rows' blocks and texts in groups, in the order of ``rows`` (the loader's page
+        order, so passes over the pages read each group once); rows not in ``rows`` are dropped."""
         self.order = np.asarray(rows, dtype=np.int64)
         self.place = np.full(self.size, -1, dtype=np.int64)
         self.place[self.order] = np.arange(len(self.order))
-        whole = pa.concat_arrays(self.chunks) if self.chunks else None
-        self.chunks = []
-        self.groups = [_compressed(whole.take(pa.array(self.order[start:start + GROUP_PAGES])))
-                       for start in range(0, len(self.order), GROUP_PAGES)] if whole is not None else []
-        self._group, self._last = (-1, None), (-1, ())
+        self.groups = _packed(self.chunks, self.order)
+        self.chunks = []  # one column's batches freed before the next is concatenated
+        self.text_groups = _packed(self.text_chunks, self.order)
+        self.text_chunks = []
+        self._group, self._text_group = (-1, None), (-1, None)
+        self._last, self._last_text = (-1, ()), (-1, "")
+
+    def _place(self, row: int) -> tuple[int, int]:
+        place = int(self.place[row])
+        if place < 0:
+            raise KeyError(f"row {row} was not kept")
+        return divmod(place, GROUP_PAGES)
 
     def _column(self, group: int) -> pa.Array:
         if self._group[0] != group:
@@ -119,12 +182,17 @@ class BlockStore:
 
     def blocks(self, row: int) -> tuple[Block, ...]:
         if self._last[0] != row:
-            place = int(self.place[row])
-            if place < 0:
-                raise KeyError(f"blocks of row {row} were not kept")
-            group, offset = divmod(place, GROUP_PAGES)
+            group, offset = self._place(row)
             self._last = (row, _blocks(self._column(group)[offset].as_py()))
         return self._last[1]
+
+    def text(self, row: int) -> str:
+        if self._last_text[0] != row:
+            group, offset = self._place(row)
+            if self._text_group[0] != group:
+                self._text_group = (group, _decompressed(self.text_groups[group]))
+            self._last_text = (row, self._text_group[1][offset].as_py() or "")  # type: ignore[index]
+        return self._last_text[1]
 
     def links_in(self, kinds: Iterable[str]) -> tuple[np.ndarray, pa.Array]:
         """(row, target URL) of every link inside a block of ``kinds``, row by row (in packed order)
@@ -145,6 +213,15 @@ class BlockStore:
         if not rows:
             return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
         return np.concatenate(rows), pa.concat_arrays(urls)
+
+
+def _packed(chunks: list[pa.Array], order: np.ndarray) -> list[pa.Buffer]:
+    """The rows ``order`` of the chunks (one column), compressed in groups of ``GROUP_PAGES``."""
+    if not chunks:
+        return []
+    whole = pa.concat_arrays(chunks)
+    return [_compressed(whole.take(pa.array(order[start:start + GROUP_PAGES])))
+            for start in range(0, len(order), GROUP_PAGES)]
 
 
 def _compressed(column: pa.Array) -> pa.Buffer:
@@ -352,13 +429,13 @@ def newest_links(rows: Iterable[dict]) -> list[dict]:
     return [r for r in rows if _when(r.get("fetched_at")) == latest[r["source_url"]]]
 
 
-def _page(row: dict, blocks: Sequence[Block] | None = None) -> Page:
+def _page(row: dict, blocks: Sequence[Block] | None = None, text: StoredText | None = None) -> Page:
     return Page(
         url=row["url"],
         title=row.get("title") or "",
         h1=row.get("h1") or "",
         headings=tuple(h for h in (row.get("headings") or ()) if h),
-        text=row.get("text") or "",
+        text=row.get("text") or "" if text is None else text,  # type: ignore[arg-type]
         status=int(row["status"]) if row.get("status") is not None else 200,
         lang=row.get("lang") or None,
         noindex=bool(row.get("noindex")),
@@ -503,9 +580,10 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
             wanted = [i for i in range(batch.num_rows) if offset + i in rows]
             if wanted:
                 taken = batch.take(pa.array(wanted))
-                first = store.add(taken.column("blocks"))
-                rows_of = taken.drop_columns(["blocks"]).to_pylist()
-                pages.extend(_page(row, StoredBlocks(store, first + i)) for i, row in enumerate(rows_of))
+                first = store.add(taken.column("blocks"), taken.column("text"))
+                rows_of = taken.drop_columns(["blocks", "text"]).to_pylist()
+                pages.extend(_page(row, StoredBlocks(store, first + i), StoredText(store, first + i))
+                             for i, row in enumerate(rows_of))
             offset += batch.num_rows
     pages.sort(key=lambda p: p.url)
     store.pack([p.blocks.where[1] for p in pages])  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ import numpy as np
 
 from postprocess.options import Options
 from postprocess.stages.links import LinkTable, content_uses
-from postprocess.stages.load import Crawl
+from postprocess.stages.load import Crawl, PageValues
 
 if TYPE_CHECKING:
     from postprocess.stages.lexical import AnchorUses
@@ -100,8 +100,8 @@ class Evidence:
         self.site = SiteEvidence(
             urls,
             [(p.h1, clean_title(p.title, site)) for p in ordered],
-            [page_document(p.title, p.h1, p.headings, p.text) for p in ordered],
-            [p.text for p in ordered],
+            PageValues(ordered, lambda p: page_document(p.title, p.h1, p.headings, p.text)),
+            PageValues(ordered, lambda p: p.text),
             _anchor_uses(crawl, row),
             neighbours,
             workers,
