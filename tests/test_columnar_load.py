@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from crawlkit import (
     COMPOST,
@@ -138,10 +139,14 @@ def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path
     rows.reverse()
     for k, part in enumerate((rows[:40], rows[40:70], rows[70:])):
         write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    arrow_before = pa.total_allocated_bytes()
     crawl = load_crawl(tmp_path)
     merged = build_crawl(list(reversed(rows)), [], [], str(tmp_path))
     store = crawl.pages[0].blocks.where[0]
     assert len(store.text_groups) == len(store.groups) and store.text_chunks == []
+    packed = sum(group.size for group in store.groups + store.text_groups)
+    # the groups hold their compressed bytes, not the larger buffers the streams were written into
+    assert pa.total_allocated_bytes() - arrow_before < packed
     slot = load.Page.__dict__["text"]._slot
     assert all(type(slot.__get__(p)) is load.StoredText for p in crawl.pages)
     calls = []

@@ -184,6 +184,7 @@ def test_the_site_index_keeps_each_pages_name_counts_as_columns() -> None:
     titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
     texts = ["A grinder, then espresso; espresso again. Grinders!", "", "pour over and espresso", "home"]
     index = NameIndex(titles, [(0, 1, "grinder")], texts)
+    assert index._automaton is None  # the scan is done: its matcher (~1 KB a page) is not kept
     scans = [index._names_in(token_line(text)) for text in texts]
     assert isinstance(index.page_names.ids, np.ndarray) and index.page_names.ids.dtype == np.int32
     assert [list(index.page_names[i].items()) for i in range(4)] == [list(c.items()) for c in scans]

@@ -382,6 +382,7 @@ class NameIndex:
         else:
             lines = lines if lines is not None else (token_line(text) for text in texts)
             names = _PageNames(list(self.by_words), map(self._names_in, lines))
+            self._automaton = None  # ~1 KB a page: the scan is done, and a fold's index has its own
             self.page_names = names
             self.mentioned = names.pages_mentioning()
         self.keyphraseness: dict[tuple[str, ...], float] = {}

@@ -229,7 +229,7 @@ def _compressed(column: pa.Array) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=_CODEC)) as writer:
         writer.write_batch(batch)
-    return sink.getvalue()
+    return pa.py_buffer(sink.getvalue().to_pybytes())  # its size: the stream's buffer keeps its capacity
 
 
 def _decompressed(packed: pa.Buffer) -> pa.Array:
