@@ -143,16 +143,15 @@ class BlockStore:
         self.text_groups: list[pa.Buffer] = []  # and of their texts
         self.order = np.zeros(0, dtype=np.int64)  # the row at each packed place
         self.place = np.zeros(0, dtype=np.int64)  # the packed place of each row (-1: dropped)
-        self._group: tuple[int, pa.Array | None] = (-1, None)
-        self._text_group: tuple[int, pa.Array | None] = (-1, None)
+        self._open: dict[str, tuple[int, pa.Array | None]] = {}  # per kind: the group last decompressed
         self._last: tuple[int, tuple[Block, ...]] = (-1, ())
         self._last_text: tuple[int, str] = (-1, "")
 
-    def add(self, column: pa.Array, texts: pa.Array | None = None) -> int:
-        """Keep a batch's blocks column and text column (None: no texts); the number of its first row."""
+    def add(self, column: pa.Array, texts: pa.Array) -> int:
+        """Keep a batch's blocks column and text column; the number of its first row."""
         first = self.size
         self.chunks.append(column)
-        self.text_chunks.append(texts if texts is not None else pa.nulls(len(column), pa.string()))
+        self.text_chunks.append(texts)
         self.size += len(column)
         return first
 
@@ -166,7 +165,7 @@ class BlockStore:
         self.chunks = []  # one column's batches freed before the next is concatenated
         self.text_groups = _packed(self.text_chunks, self.order)
         self.text_chunks = []
-        self._group, self._text_group = (-1, None), (-1, None)
+        self._open = {}
         self._last, self._last_text = (-1, ()), (-1, "")
 
     def _place(self, row: int) -> tuple[int, int]:
@@ -175,10 +174,13 @@ class BlockStore:
             raise KeyError(f"row {row} was not kept")
         return divmod(place, GROUP_PAGES)
 
-    def _column(self, group: int) -> pa.Array:
-        if self._group[0] != group:
-            self._group = (group, _decompressed(self.groups[group]))
-        return self._group[1]  # type: ignore[return-value]
+    def _column(self, group: int, kind: str = "blocks") -> pa.Array:
+        """Group ``group`` of ``kind`` (blocks or texts) decompressed; each kind's last one is kept."""
+        number, column = self._open.get(kind, (-1, None))
+        if number != group:
+            column = _decompressed((self.groups if kind == "blocks" else self.text_groups)[group])
+            self._open[kind] = (group, column)
+        return column  # type: ignore[return-value]
 
     def blocks(self, row: int) -> tuple[Block, ...]:
         if self._last[0] != row:
@@ -189,9 +191,7 @@ class BlockStore:
     def text(self, row: int) -> str:
         if self._last_text[0] != row:
             group, offset = self._place(row)
-            if self._text_group[0] != group:
-                self._text_group = (group, _decompressed(self.text_groups[group]))
-            self._last_text = (row, self._text_group[1][offset].as_py() or "")  # type: ignore[index]
+            self._last_text = (row, self._column(group, "texts")[offset].as_py() or "")
         return self._last_text[1]
 
     def links_in(self, kinds: Iterable[str]) -> tuple[np.ndarray, pa.Array]:
@@ -225,7 +225,7 @@ def _packed(chunks: list[pa.Array], order: np.ndarray) -> list[pa.Buffer]:
 
 
 def _compressed(column: pa.Array) -> pa.Buffer:
-    batch = pa.record_batch([column], names=["blocks"])
+    batch = pa.record_batch([column], names=["values"])
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=_CODEC)) as writer:
         writer.write_batch(batch)
@@ -435,7 +435,7 @@ def _page(row: dict, blocks: Sequence[Block] | None = None, text: StoredText | N
         title=row.get("title") or "",
         h1=row.get("h1") or "",
         headings=tuple(h for h in (row.get("headings") or ()) if h),
-        text=row.get("text") or "" if text is None else text,  # type: ignore[arg-type]
+        text=(row.get("text") or "") if text is None else text,  # type: ignore[arg-type]
         status=int(row["status"]) if row.get("status") is not None else 200,
         lang=row.get("lang") or None,
         noindex=bool(row.get("noindex")),
