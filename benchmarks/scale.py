@@ -37,6 +37,7 @@ def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path
     path = Path(__file__).with_name("synthetic_site.py")
     spec = importlib.util.spec_from_file_location("synthetic_site", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
