@@ -4,6 +4,7 @@ gives, and its links are a ``LinkTable`` that stands in for a list of ``Link``."
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import numpy as np
 import pyarrow as pa
@@ -24,10 +25,12 @@ from crawlkit import (
 )
 
 from postprocess.stages import load
+from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
+from postprocess.stages.suggestions import Suggestion
 
 MOVED = url("old-espresso")
 
@@ -160,6 +163,25 @@ def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path
     assert crawl.pages[3] == merged.pages[3] and hash(crawl.pages[3]) == hash(merged.pages[3])
     plain = load.Page(url="x", text="plain")
     assert plain.text == "plain" and dataclasses.replace(crawl.pages[3]).text == merged.pages[3].text
+
+
+def test_anchors_for_rows_in_any_order_read_each_group_of_blocks_once(tmp_path, monkeypatch):
+    """Rows handed to ``add_anchors`` as a list, sources shuffled (as a stage file read back gives
+    them): the sources are still taken in page order, so each group of blocks is decompressed once."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    write_crawl(tmp_path, rows, [], [], part="job1-0000")
+    crawl = load_crawl(tmp_path)
+    finder = AnchorFinder(crawl)
+    pairs = [Suggestion(url(f"p{n:03d}"), url(f"p{(n + 7) % 100:03d}"), 0.5, {}, rank=1) for n in range(100)]
+    random.Random(4).shuffle(pairs)
+    store = crawl.pages[0].blocks.where[0]
+    groups = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: groups.append(
+        next((k for k, g in enumerate(store.groups) if g is packed), None)) or real(packed))
+    add_anchors(crawl, pairs, finder)
+    blocks = [g for g in groups if g is not None]
+    assert blocks == sorted(set(blocks)) == list(range(len(store.groups)))
 
 
 def test_a_tables_inbound_counts_are_made_once_and_handed_out_as_copies():

@@ -45,6 +45,10 @@ def test_a_pools_rows_are_grouped_by_source_in_page_order() -> None:
                 {})
     order, bounds = pool.by_source()  # by page number, not by the first row of each source
     assert order.tolist() == [1, 3, 0, 2] and bounds.tolist() == [0, 1, 2, 4]
+    pool = Pool(["p2", "p0", "p1"], np.array([0, 1, 0, 2]), np.array([1, 2, 2, 1]), np.ones(4), np.ones(4),
+                {})
+    order, bounds = pool.by_source()  # URLs numbered as they came: the groups still in URL order
+    assert order.tolist() == [1, 3, 0, 2] and bounds.tolist() == [0, 1, 2, 4]
     order, bounds = Pool.from_rows([]).by_source()
     assert order.tolist() == [] and bounds.tolist() == [0]
 

@@ -100,9 +100,20 @@ class Pool(Sequence[Suggestion]):
 
     def by_source(self) -> tuple[np.ndarray, np.ndarray]:
         """Positions grouped by source (``order[bounds[g]:bounds[g + 1]]`` is group g, its rows in
-        pool order), the groups in page order (the order the loader keeps the pages' blocks in)."""
-        order = np.argsort(self.sources, kind="stable")
+        pool order), the groups in URL order: the loader's page order, which it keeps the pages'
+        blocks in (a pool made from rows numbers its URLs as they come)."""
+        keys = self.url_ranks()[self.sources]
+        order = np.argsort(keys, kind="stable")
         if not len(order):
             return order, np.zeros(1, dtype=np.int64)
-        cuts = np.flatnonzero(np.diff(self.sources[order])) + 1
+        cuts = np.flatnonzero(np.diff(keys[order])) + 1
         return order, np.concatenate(([0], cuts, [len(order)]))
+
+    def url_ranks(self) -> np.ndarray:
+        """Each URL number's place in URL order (the numbers themselves when the URLs are sorted)."""
+        urls = self.urls
+        if all(a <= b for a, b in zip(urls, urls[1:], strict=False)):
+            return np.arange(len(urls), dtype=np.int64)
+        ranks = np.empty(len(urls), dtype=np.int64)
+        ranks[sorted(range(len(urls)), key=urls.__getitem__)] = np.arange(len(urls))
+        return ranks
