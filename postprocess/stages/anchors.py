@@ -51,7 +51,9 @@ from postprocess.stages.titles import clean_title, site_title_parts
 WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+#: Where a sentence ends: after . ! or ? and the space that follows, or after line breaks (only a
+#: match's end is read: the next sentence's start; no look-behind, which doubles the scan's cost).
+SENTENCE_END = re.compile(r"[.!?]\s+|\n+")
 #: A run-in label ends at a colon; a bare list of names is split at commas, semicolons, and, or.
 LIST_SEPARATORS = re.compile(r"[,;:]|\s(?:and|or)\s")
 MAX_LIST_ITEM_WORDS = 3
@@ -152,8 +154,10 @@ REFERENCE_WORDS = frozenset({"section", "chapter", "appendix", "part"})
 EVIDENCE_KINDS = tuple(EVIDENCE_ORDER)
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def zipf(word: str) -> float:
-    """How common a word is in English (wordfreq's Zipf scale, 0 for unknown words)."""
+    """How common a word is in English (wordfreq's Zipf scale, 0 for unknown words; cached: anchors
+    ask about the same words for every candidate)."""
     from wordfreq import zipf_frequency
 
     return zipf_frequency(word.lower(), "en")
@@ -248,10 +252,18 @@ class SourceText:
     blocked: list[tuple[int, int]]  # character spans of existing links
     code: list[tuple[int, int]]  # character spans of inline code
     bounds: list[int]  # character offset where each sentence ends
-    block_kind: list[str]  # kind of the block each word stands in
-    block_text: list[str]  # per word: the text of its block (the paragraph, for passage checks)
+    block_of: list[int]  # block number of each word
+    blocks: list[tuple[str, str]]  # kind and text of each prose block
     used: list[tuple[int, int]] = field(default_factory=list)  # spans given to earlier anchors
     used_phrases: set[str] = field(default_factory=set)
+
+    def block_kind(self, i: int) -> str:
+        """The kind of the block word ``i`` stands in (``list_item``, ``paragraph``...)."""
+        return self.blocks[self.block_of[i]][0]
+
+    def block_text(self, i: int) -> str:
+        """The text of the block word ``i`` stands in (the paragraph, for passage checks)."""
+        return self.blocks[self.block_of[i]][1]
 
 
 def source_text(page: Page, linked: set[str] | None = None,
@@ -283,19 +295,17 @@ def source_text(page: Page, linked: set[str] | None = None,
     spans = list(map(re.Match.span, WORD.finditer(text)))
     raw = WORD.findall(text)
     norms = list(map(normalise, raw))
-    starts = np.array(spans, dtype=np.int64).reshape(-1, 2)[:, 0]
+    starts = np.fromiter(map(operator.itemgetter(0), spans), dtype=np.int64, count=len(spans))
     # sentence of a word: how many sentence ends are at or before its start; block: how many
     # blocks end before it
     sentence_of = np.searchsorted(np.asarray(bounds, dtype=np.int64), starts, side="right").tolist()
     ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
     block_of = np.searchsorted(ends, starts, side="left").tolist()
-    kinds = list(map([kind for _, _, kind, _ in block_ranges].__getitem__, block_of))
-    texts = list(map([block for _, _, _, block in block_ranges].__getitem__, block_of))
     positions: dict[str, list[int]] = defaultdict(list)
     for i, norm in enumerate(norms):
         positions[norm].append(i)
     return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code, bounds,
-                      kinds, texts)
+                      block_of, [(kind, block) for _, _, kind, block in block_ranges])
 
 
 def _overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
@@ -348,6 +358,10 @@ class Name:
     words: tuple[str, ...]
     evidence: str  # one of EVIDENCE_KINDS: link, title, slug, part
     rank: float  # higher is surer (evidence order, then length)
+
+
+_WORDS = operator.attrgetter("words")
+_FIRST_WORD = operator.itemgetter(0)
 
 
 def _sub_phrases(key: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
@@ -476,7 +490,10 @@ def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
     return key[start:end], evidence
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def _nameable(key: tuple[str, ...]) -> bool:
+    """Whether ``key`` can be a name: a few words, not only stopwords or weak words ("guide", "more")
+    (cached: the same titles' parts are asked about for every set of candidates)."""
     content = [w for w in key if w not in STOPWORDS]
     return bool(content) and len(key) <= MAX_WORDS and not all(w in WEAK_WORDS for w in content)
 
@@ -710,12 +727,16 @@ class AnchorFinder:
     def spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
         """Qualifying spans (first word, last word, name) of the source that name the target, surest first."""
         norms, sentence_of, positions = src.norms, src.sentence_of, src.positions
-        for name in self.names(target):
+        # ~60 names a target: those whose first word the source never writes are dropped by C loops
+        # (maps over the names), the rest looked for one by one
+        names = self.names(target)
+        present = map(positions.__contains__, map(_FIRST_WORD, map(_WORDS, names)))
+        for name in itertools.compress(names, present):
             key = name.words
             last = len(key) - 1
             if last and key[last] not in positions:  # a name's last word the source never writes
                 continue
-            for i in positions.get(key[0], ()):
+            for i in positions[key[0]]:
                 j = i + last
                 if last and (j >= len(norms) or norms[i + 1] != key[1] or tuple(norms[i:j + 1]) != key):
                     continue
@@ -795,12 +816,12 @@ class AnchorFinder:
             s.anchor, s.anchor_type = phrase, "text"
             s.context = context
             s.evidence = name.evidence
-            s.passage = src.block_text[i]
+            s.passage = src.block_text(i)
             content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
             s.parts["anchor_words"] = float(len(content))
             s.parts["anchor_commonness"] = round(min(zipf(src.raw[k]) for k in content) / 8.0, 6)
             s.parts["anchor_in_code"] = float(any(a < span[1] and span[0] < b for a, b in src.code))
-            s.parts["list_item"] = float(src.block_kind[i] == "list_item")
+            s.parts["list_item"] = float(src.block_kind(i) == "list_item")
             key = tuple(src.norms[i:j + 1])
             member = _member_shaped(src, span)
             s.parts["name_uses"] = float(self.name_uses.get(target.url, Counter()).get(key, 0))
@@ -809,7 +830,7 @@ class AnchorFinder:
             s.parts["plain_words"] = float(member or plain_english(src, i, j))
             owners = self.owners(target).get(phrase.removesuffix("()"), set()) if member else set()
             s.parts["class_member"] = float(bool(owners))
-            around = (src.block_text[i], self.pages[s.source_url].title)
+            around = (src.block_text(i), self.pages[s.source_url].title)
             s.parts["class_named"] = float(any(re.search(rf"\b{re.escape(o)}\b", text)
                                                for o in owners for text in around))
             return True
