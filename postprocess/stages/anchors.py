@@ -198,9 +198,8 @@ PROPER_SHARE = 0.9
 T = TypeVar("T")
 R = TypeVar("R")
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
-#: The same words when they start with a capital (matches end before a space, so a word inside one
-#: is never preceded by one: these are exactly the capitalised ``_MID_SENTENCE`` matches).
-_MID_SENTENCE_CAPITAL = re.compile(r"(?<=[\w,;)’'\"”] )[A-Z][\w’'-]*")
+#: A word of those that starts with a capital.
+_CAPITAL = re.compile("[A-Z]")
 
 
 def proper_nouns(texts: Iterable[str], workers: int = 1) -> frozenset[str]:
@@ -219,9 +218,10 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     """Uses of each word inside sentences, capitalised and in all."""
     upper: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for text in texts:  # counted by C loops: Counter.update of mapped iterators
-        total.update(map(str.lower, _MID_SENTENCE.findall(text)))
-        upper.update(map(str.lower, itertools.filterfalse(str.isupper, _MID_SENTENCE_CAPITAL.findall(text))))
+    for text in texts:  # one scan; counted by C loops: Counter.update of mapped, filtered iterators
+        found = _MID_SENTENCE.findall(text)
+        total.update(map(str.lower, found))
+        upper.update(map(str.lower, itertools.filterfalse(str.isupper, filter(_CAPITAL.match, found))))
     return upper, total
 
 
@@ -414,13 +414,6 @@ def _member_shaped(src: SourceText, span: tuple[int, int]) -> bool:
             and phrase == phrase.lower() and "." not in phrase)
 
 
-def _prose_lines(page: Page) -> Iterator[list[str]]:
-    """The normalised words of each prose block of a page (where anchors may stand)."""
-    for block in page.blocks:
-        if block.kind in PROSE_KINDS:
-            yield words(block.text)
-
-
 def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
     """How many pages give an in-content link each anchor text (normalised words)."""
     if isinstance(links, LinkTable):  # columns: each anchor text split once, pairs counted in NumPy
@@ -464,11 +457,15 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
         for page in pages:  # the loader makes a page's blocks when they are read
             if page.kind != "content":
                 continue
-            lines = list(_prose_lines(page))
-            word_pages.update(set(itertools.chain.from_iterable(lines)))  # C loops, not Python ones
+            # the prose blocks in one text, a break token between them (a phrase never spans two
+            # blocks), scanned once: one findall, one normalise map and one matcher pass a page
+            joined = _BREAK.join([b.text.replace(_BREAK, " ") for b in page.blocks if b.kind in PROSE_KINDS])
+            tokens = list(map(normalise, _WORD_OR_BREAK.findall(joined)))
+            present = set(tokens)
+            present.discard(_BREAK)
+            word_pages.update(present)  # C loops, not Python ones
             if len(matcher):
-                found.update(set(map(operator.itemgetter(1), itertools.chain.from_iterable(
-                    matcher.iter(" " + " ".join(line) + " ") for line in lines))))
+                found.update(set(map(operator.itemgetter(1), matcher.iter(" " + " ".join(tokens) + " "))))
         return word_pages, found
 
     word_pages: Counter[str] = Counter()
@@ -477,6 +474,11 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
         word_pages.update(more_words)
         found.update(more_found)
     return word_pages, found
+
+
+#: Between two blocks' words in ``_prose_counts`` (no word holds it, names never match across it).
+_BREAK = "\x00"
+_WORD_OR_BREAK = re.compile(WORD.pattern + "|" + _BREAK)
 
 
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
