@@ -506,6 +506,19 @@ def test_the_finders_passes_over_every_page_count_alike_in_two_processes(monkeyp
     assert two.occurrences == one.occurrences
 
 
+def test_a_phrase_counts_on_a_page_only_inside_one_prose_block():
+    """The pages a possible name stands on: a page's prose blocks are scanned as one text with a
+    break between blocks, so a paragraph ending "French" and the next starting "Press" do not make
+    "French press"; a NUL character inside a block is a space, not that break."""
+    pages = [page(url("/french-press"), "French press", "Coarse grounds and a plunger."),
+             page(url("/a"), "Brewing at home", "Brew with a French\nPress the plunger slowly."),
+             page(url("/b"), "Rinsing kit", "Rinse the French press daily."),
+             page(url("/c"), "Cleaning kit", "Clean the French\x00press weekly.")]
+    finder = AnchorFinder(build_crawl(pages, [], []))
+    assert finder.occurrences[("french", "press")] == 2  # /b and /c
+    assert finder.word_pages["press"] == 3 and finder.word_pages["french"] == 3
+
+
 def _counting_chunks(real):  # noqa: ANN001, ANN202 - in_chunks, counted, with chunks of 3 pages
     _counting_chunks.calls = 0
 

@@ -444,7 +444,8 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
 def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
                   ) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
     """On how many content pages each word, and each of ``keys``, stands in the running text (linked
-    or not; the phrases found with one compiled multi-pattern matcher, a pass per block)."""
+    or not; the phrases found with one compiled multi-pattern matcher, one pass a page over its
+    prose blocks joined with a break token)."""
     matcher = ahocorasick.Automaton()
     for key in keys:
         matcher.add_word(" " + " ".join(key) + " ", key)
