@@ -1,0 +1,97 @@
+"""CPU seconds of the anchors stage, in one process, for comparing checkouts on a noisy machine.
+
+A whole run's wall time on these 2-core VMs moves by ±15% from one run to the next, which hides a
+change worth 5–10% of one stage. This measures only the anchor work, in a single process (no fork,
+no confidence folds beside it), with ``time.process_time``: the anchor finder built from the crawl
+(``AnchorFinder``: names, proper nouns, phrase counts) and the anchors chosen for the pool that an
+earlier run wrote (``candidates.parquet``). Each checkout is run ``--repeat`` times, alternating,
+each time in a fresh process, and the minimum and median are printed side by side::
+
+    python3 benchmarks/anchor_cpu.py --crawl /work/runs/scale/crawl-10000 \\
+        --pool /work/runs/scale/out-10000/candidates.parquet --repeat 4 /tmp/wt-old .
+
+Each checkout must give the same anchored rows (their count and a digest are compared); the run
+stops with an error when they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: Run inside the checkout under test (its ``postprocess`` package first on sys.path).
+_CHILD = """
+import hashlib, json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from postprocess.apps.report import read_pool
+from postprocess.stages.anchors import AnchorFinder, anchored_rows
+from postprocess.stages.load import load_crawl
+
+crawl = load_crawl(sys.argv[2])
+pool = read_pool(Path(sys.argv[3]))
+started = time.process_time()
+finder = AnchorFinder(crawl, False, 1)
+built = time.process_time()
+rows = anchored_rows(pool, finder, 1)
+done = time.process_time()
+digest = hashlib.sha256()
+for s in rows:
+    digest.update(repr((s.source_url, s.target_url, s.anchor, s.context, s.evidence,
+                        sorted(s.parts.items()))).encode())
+print(json.dumps({"finder": built - started, "anchors": done - built, "rows": len(rows),
+                  "digest": digest.hexdigest()}))
+"""
+
+
+def measure(checkout: Path, crawl: Path, pool: Path) -> dict:
+    """One fresh process in ``checkout``: CPU seconds of the finder and of the anchors."""
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(checkout), str(crawl), str(pool)],
+                          cwd=checkout, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"anchor_cpu: {checkout} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkouts", nargs="+", type=Path, help="repository roots to compare")
+    parser.add_argument("--crawl", type=Path, required=True, help="a crawl dataset folder")
+    parser.add_argument("--pool", type=Path, required=True, help="candidates.parquet of a run on it")
+    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per checkout")
+    args = parser.parse_args(argv)
+    for path in (args.crawl, args.pool, *args.checkouts):
+        if not path.exists():
+            sys.exit(f"anchor_cpu: {path} does not exist")
+    runs: dict[Path, list[dict]] = {c: [] for c in args.checkouts}
+    started = time.perf_counter()
+    for turn in range(args.repeat):
+        order = args.checkouts if turn % 2 == 0 else list(reversed(args.checkouts))
+        for checkout in order:
+            runs[checkout].append(measure(checkout.resolve(), args.crawl, args.pool))
+    digests = {r["digest"] for results in runs.values() for r in results}
+    if len(digests) != 1:
+        sys.exit("anchor_cpu: the checkouts anchor the pool differently (rows differ)")
+    first = runs[args.checkouts[0]]
+    print(f"{args.repeat} runs each, alternating, {time.perf_counter() - started:.0f} s in all; "
+          f"{first[0]['rows']:,} anchored rows, the same in every run")
+    print("| checkout | finder min | median | ratio (min) | anchors min | median | ratio (min) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    base_finder = min(r["finder"] for r in first)
+    base_anchors = min(r["anchors"] for r in first)
+    for checkout, results in runs.items():
+        finder = [r["finder"] for r in results]
+        anchors = [r["anchors"] for r in results]
+        print(f"| {checkout} | {min(finder):.2f} s | {statistics.median(finder):.2f} s | "
+              f"{min(finder) / base_finder:.2f} | {min(anchors):.2f} s | "
+              f"{statistics.median(anchors):.2f} s | {min(anchors) / base_anchors:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
