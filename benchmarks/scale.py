@@ -46,6 +46,8 @@ def run(crawl: Path, out: Path, extra: list[str]) -> dict:
     wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra])
     return {"seconds": round(wall, 1), "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
             "peak_tree_pss_gb": round(timing.LAST_TREE_PSS_KB / 1024 / 1024, 2),
+            "peak_tree_anon_gb": round(timing.LAST_TREE_ANON_KB / 1024 / 1024, 2),
+            "peak_process_anon_gb": round(timing.LAST_PROCESS_ANON_KB / 1024 / 1024, 2),
             "stages": summary.get("seconds", {}), "pages": summary.get("pages"),
             "links": summary.get("links"), "suggestions": summary.get("suggestions"),
             "embedded_pages": summary.get("embedding", {}).get("embedded_pages")}

@@ -3,6 +3,10 @@
 GNU time's peak RSS is that of the largest single process; a run that forks a second worker
 needs the memory of the whole process tree at once, so the tree's proportional set size (PSS:
 pages two processes share counted half to each) is sampled as well, every ``SAMPLE_SECONDS``.
+RSS and PSS count the pages of mapped files (the Annoy index, the chunk vectors) that a process
+has read: page cache the kernel frees under memory pressure. The anonymous part (``Pss_Anon``:
+the processes' own memory, which nothing but an exit frees) is sampled apart, for the tree and
+for the largest process.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SECONDS = 0.25
 #: The peak PSS of the process tree of the last ``timed`` command, in kB (0 where /proc has none).
 LAST_TREE_PSS_KB = 0
+#: The peak anonymous PSS of that tree, and of its largest process, in kB (sampled).
+LAST_TREE_ANON_KB = 0
+LAST_PROCESS_ANON_KB = 0
 
 
 def _tree(pid: int) -> list[int]:
@@ -34,36 +41,48 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _pss_kb(pid: int) -> int:
+def _rollup_kb(pid: int) -> tuple[int, int]:
+    """(PSS, anonymous PSS) of one process in kB; zeros when it is gone."""
+    pss = anon = 0
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
             if line.startswith("Pss:"):
-                return int(line.split()[1])
+                pss = int(line.split()[1])
+            elif line.startswith("Pss_Anon:"):
+                anon = int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return pss, anon
+
+
+def _pss_kb(pid: int) -> int:
+    return _rollup_kb(pid)[0]
 
 
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
+    """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``."""
     while process.poll() is None:
-        peak[0] = max(peak[0], sum(_pss_kb(pid) for pid in _tree(process.pid)))
+        figures = [_rollup_kb(pid) for pid in _tree(process.pid)]
+        peak[0] = max(peak[0], sum(pss for pss, _ in figures))
+        peak[1] = max(peak[1], sum(anon for _, anon in figures))
+        peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
         time.sleep(SAMPLE_SECONDS)
 
 
 def timed(command: list[str], what: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
     """Run ``command`` in the repository root under ``/usr/bin/time``: (wall seconds, peak RSS
     in kB, the finished process); exits with the end of its stderr when it fails."""
-    global LAST_TREE_PSS_KB
+    global LAST_TREE_PSS_KB, LAST_TREE_ANON_KB, LAST_PROCESS_ANON_KB
     started = time.perf_counter()
     process = subprocess.Popen(["/usr/bin/time", "-f", "%e %M", *command], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    peak = [0]
+    peak = [0, 0, 0]
     sampler = threading.Thread(target=_sample_tree, args=(process, peak), daemon=True)
     sampler.start()
     stdout, stderr = process.communicate()
     wall = time.perf_counter() - started
     sampler.join()
-    LAST_TREE_PSS_KB = peak[0] if os.path.isdir("/proc") else 0
+    LAST_TREE_PSS_KB, LAST_TREE_ANON_KB, LAST_PROCESS_ANON_KB = peak if os.path.isdir("/proc") else (0, 0, 0)
     done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     if done.returncode != 0:
         sys.exit(f"{what} failed: {done.stderr.strip()[-800:]}")

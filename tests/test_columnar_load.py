@@ -4,6 +4,7 @@ gives, and its links are a ``LinkTable`` that stands in for a list of ``Link``."
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 
 import numpy as np
@@ -24,12 +25,14 @@ from crawlkit import (
     write_crawl,
 )
 
+from postprocess.background import Background
 from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
+from postprocess.stages.spill import SpillFile
 from postprocess.stages.suggestions import Suggestion
 
 MOVED = url("old-espresso")
@@ -147,9 +150,10 @@ def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path
     merged = build_crawl(list(reversed(rows)), [], [], str(tmp_path))
     store = crawl.pages[0].blocks.where[0]
     assert len(store.text_groups) == len(store.groups) and store.text_chunks == []
-    packed = sum(group.size for group in store.groups + store.text_groups)
-    # the groups hold their compressed bytes, not the larger buffers the streams were written into
-    assert pa.total_allocated_bytes() - arrow_before < packed
+    packed = store.groups.nbytes + store.text_groups.nbytes
+    assert packed == sum(g.size for g in store.groups) + sum(g.size for g in store.text_groups) > 0
+    # the compressed groups are in the spill file, not in memory (the store holds their offsets)
+    assert pa.total_allocated_bytes() - arrow_before < packed / 4
     slot = load.Page.__dict__["text"]._slot
     assert all(type(slot.__get__(p)) is load.StoredText for p in crawl.pages)
     calls = []
@@ -175,12 +179,11 @@ def test_anchors_for_rows_in_any_order_read_each_group_of_blocks_once(tmp_path, 
     pairs = [Suggestion(url(f"p{n:03d}"), url(f"p{(n + 7) % 100:03d}"), 0.5, {}, rank=1) for n in range(100)]
     random.Random(4).shuffle(pairs)
     store = crawl.pages[0].blocks.where[0]
-    groups = []
-    real = load._decompressed
-    monkeypatch.setattr(load, "_decompressed", lambda packed: groups.append(
-        next((k for k, g in enumerate(store.groups) if g is packed), None)) or real(packed))
+    blocks = []
+    read = type(store.groups).__getitem__
+    monkeypatch.setattr(type(store.groups), "__getitem__", lambda spill, g: (
+        blocks.append(g) if spill is store.groups else None) or read(spill, g))
     add_anchors(crawl, pairs, finder)
-    blocks = [g for g in groups if g is not None]
     assert blocks == sorted(set(blocks)) == list(range(len(store.groups)))
 
 
@@ -208,3 +211,32 @@ def test_distinct_keys_by_sorting_are_numpys_unique(size, high):
         assert np.array_equal(mine, numpys)
     if size:
         assert list(got[1]) == sorted(got[1]) and keys[got[1][0]] == keys[0]
+
+
+def test_compressed_groups_live_in_an_unlinked_file_that_a_forked_process_reads(tmp_path):
+    """The store keeps its compressed groups in a temporary file with no name left in any folder (a
+    kill leaves nothing behind), not in memory; a forked child reads the same pages' texts and blocks."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    write_crawl(tmp_path, rows, [], [], part="job1-0000")
+    crawl = load_crawl(tmp_path)
+    store = crawl.pages[0].blocks.where[0]
+    for spill in (store.groups, store.text_groups):
+        assert isinstance(spill, SpillFile)
+        status = os.fstat(spill._file.fileno())
+        assert status.st_nlink == 0 and status.st_size == spill.nbytes > 0
+    expected = [(p.text, tuple(p.blocks)) for p in crawl.pages]
+    store._open, store._last, store._last_text = {}, (-1, ()), (-1, "")  # nothing decompressed yet
+    child = Background(lambda: [(p.text, tuple(p.blocks)) for p in reversed(crawl.pages)], fork=True)
+    assert child.forked and child.result() == list(reversed(expected))
+    assert [(p.text, tuple(p.blocks)) for p in crawl.pages] == expected  # the parent reads on after
+
+
+def test_a_spill_file_reads_back_each_group_it_was_given():
+    groups = [b"first", b"", pa.py_buffer(b"third group"), bytes(range(256)) * 40]
+    spill = SpillFile(groups)
+    assert len(spill) == 4 and spill.nbytes == sum(len(g) for g in groups)
+    assert [bytes(g) for g in spill] == [bytes(g) for g in groups]
+    assert bytes(spill[-1]) == bytes(groups[-1]) and spill.size_of(2) == 11
+    with pytest.raises(IndexError):
+        spill[4]
+    assert len(SpillFile()) == 0 and list(SpillFile()) == []

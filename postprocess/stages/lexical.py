@@ -119,7 +119,8 @@ class LexicalIndex:
 
     def neighbours(self, k: int, block: int = 512,
                    exact_limit: int = EXACT_NEIGHBOURS_LIMIT) -> tuple[np.ndarray, np.ndarray]:
-        """Each page's ``k`` most similar other pages: (rows n×k, similarities n×k), -1 where fewer exist.
+        """Each page's ``k`` most similar other pages: (rows n×k, int32; similarities n×k), -1 where
+        fewer exist.
 
         Up to ``exact_limit`` pages: exact, ``block`` source rows at a time (a sparse product),
         so memory stays proportional to the block — but time grows with n². Above it:
@@ -128,7 +129,7 @@ class LexicalIndex:
         n = len(self)
         if n > exact_limit:
             return self.approximate_neighbours(k)
-        rows = np.full((n, k), -1, dtype=np.int64)
+        rows = np.full((n, k), -1, dtype=np.int32)
         sims = np.zeros((n, k), dtype=np.float32)
         transposed = self.matrix.T.tocsc()
         for start in range(0, n, block):
@@ -156,7 +157,7 @@ class LexicalIndex:
         from sklearn.decomposition import TruncatedSVD
 
         n = len(self)
-        rows = np.full((n, k), -1, dtype=np.int64)
+        rows = np.full((n, k), -1, dtype=np.int32)
         sims = np.zeros((n, k), dtype=np.float32)
         dims = max(2, min(dims, self.matrix.shape[1] - 1, n - 1))
         reduced = TruncatedSVD(dims, random_state=0).fit_transform(self.matrix).astype(np.float32)

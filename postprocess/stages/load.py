@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from linkspider.items import READABLE_VERSIONS, TABLES
 from postprocess.errors import InputError
 from postprocess.stages.links import Link, LinkTable
+from postprocess.stages.spill import SpillFile
 
 __all__ = ["Block", "Crawl", "Link", "LinkTable", "Page", "build_crawl", "load_crawl"]
 
@@ -132,15 +133,16 @@ class BlockStore:
     """Every page's blocks as Arrow list arrays, and its text, compressed in groups of ``GROUP_PAGES``
     pages in the crawl's page order (blocks and texts apart: a pass over the texts does not
     decompress the blocks): blocks ~2.6 KB a page where Arrow holds ~9 KB and Python objects
-    ~27 KB. The loader ``add``s each batch's blocks and text columns, then ``pack``s them in page
-    order; a page's ``Block`` objects and text are made when they are read, the last page's kept."""
+    ~27 KB. The compressed groups are kept in a temporary file (``SpillFile``), not in memory. The
+    loader ``add``s each batch's blocks and text columns, then ``pack``s them in page order; a
+    page's ``Block`` objects and text are made when they are read, the last page's kept."""
 
     def __init__(self) -> None:
         self.chunks: list[pa.Array] = []  # the batches' blocks columns, until ``pack``
         self.text_chunks: list[pa.Array] = []  # and their text columns
         self.size = 0
-        self.groups: list[pa.Buffer] = []  # compressed Arrow IPC streams of GROUP_PAGES pages' blocks
-        self.text_groups: list[pa.Buffer] = []  # and of their texts
+        self.groups: Sequence[pa.Buffer] = ()  # compressed Arrow IPC streams of GROUP_PAGES pages' blocks
+        self.text_groups: Sequence[pa.Buffer] = ()  # and of their texts (each a ``SpillFile`` once packed)
         self.order = np.zeros(0, dtype=np.int64)  # the row at each packed place
         self.place = np.zeros(0, dtype=np.int64)  # the packed place of each row (-1: dropped)
         self._open: dict[str, tuple[int, pa.Array | None]] = {}  # per kind: the group last decompressed
@@ -215,13 +217,14 @@ class BlockStore:
         return np.concatenate(rows), pa.concat_arrays(urls)
 
 
-def _packed(chunks: list[pa.Array], order: np.ndarray) -> list[pa.Buffer]:
-    """The rows ``order`` of the chunks (one column), compressed in groups of ``GROUP_PAGES``."""
+def _packed(chunks: list[pa.Array], order: np.ndarray) -> SpillFile:
+    """The rows ``order`` of the chunks (one column), compressed in groups of ``GROUP_PAGES``, each
+    group written to the spill file as it is made."""
     if not chunks:
-        return []
+        return SpillFile()
     whole = pa.concat_arrays(chunks)
-    return [_compressed(whole.take(pa.array(order[start:start + GROUP_PAGES])))
-            for start in range(0, len(order), GROUP_PAGES)]
+    return SpillFile(_compressed(whole.take(pa.array(order[start:start + GROUP_PAGES])))
+                     for start in range(0, len(order), GROUP_PAGES))
 
 
 def _compressed(column: pa.Array) -> pa.Buffer:
@@ -229,7 +232,7 @@ def _compressed(column: pa.Array) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=_CODEC)) as writer:
         writer.write_batch(batch)
-    return pa.py_buffer(sink.getvalue().to_pybytes())  # its size: the stream's buffer keeps its capacity
+    return sink.getvalue()
 
 
 def _decompressed(packed: pa.Buffer) -> pa.Array:
