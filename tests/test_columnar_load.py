@@ -240,3 +240,17 @@ def test_a_spill_file_reads_back_each_group_it_was_given():
     with pytest.raises(IndexError):
         spill[4]
     assert len(SpillFile()) == 0 and list(SpillFile()) == []
+
+
+def test_fields_with_few_values_share_one_string_and_unread_columns_are_not_held(tmp_path):
+    """A page's language, job and kind are one string object for every page with that value (not a
+    copy a page), and the meta description, which no stage reads, is not kept at all."""
+    rows = [dict(_page_with_blocks(n), lang="en-GB", meta_description=f"Summary {n} " * 10)
+            for n in range(40)]
+    write_crawl(tmp_path, rows, [], [], part="job1-0000")
+    pages = load_crawl(tmp_path).pages
+    for field in ("lang", "job", "kind"):
+        values = [getattr(p, field) for p in pages]
+        assert values[0] and len({id(v) for v in values}) == 1, field
+    assert "meta_description" not in load.Page.__dataclass_fields__
+    assert "meta_description" not in load.PAGE_COLUMNS + load.PAGE_OPTIONAL

@@ -380,6 +380,27 @@ def test_words_inside_another_pages_longer_name_are_not_its_anchor():
     assert u.context == "Removing custom model fields breaks old migrations."
 
 
+def test_a_name_links_give_a_page_stands_around_anchors_for_that_set_of_links_only():
+    """"custom model fields" is the how-to's name only while three links call it that: with them, the
+    words in it are not the field reference's anchor; a finder for the same pages without those links
+    takes them, and shares the pages' own names with the first finder instead of copying them."""
+    text = "Removing custom model fields breaks old migrations.\nModel fields map columns to attributes."
+    source = prose(text, url=url("/s/"), title="S")
+    fields = Page(url=url("/ref/fields/"), title="Model fields", text="x")
+    custom = Page(url=url("/howto/c/"), title="Howto C", text="y")
+    users = [Page(url=url(f"/u{i}/"), title="U", text="See custom model fields.") for i in range(3)]
+    linked = Crawl(pages=[source, fields, custom, *users],
+                   links=[Link(u.url, custom.url, "custom model fields") for u in users])
+    unlinked = Crawl(pages=linked.pages, links=[])
+    finder = AnchorFinder(linked)
+    other = finder.with_links(unlinked)
+    for crawl, chosen, expected in ((linked, finder, 1), (unlinked, other, 0), (linked, finder, 1)):
+        [row] = rows = [Suggestion(source.url, fields.url, 1.0)]
+        add_anchors(crawl, rows, chosen)
+        assert row.context == text.split("\n")[expected]
+    assert other._page_named is finder._page_named and not other._link_named
+
+
 def test_an_anchor_records_how_often_the_site_links_its_words():
     """link_probability: (pages linking the words + 1) / (pages whose running text holds them + 1);
     plain_words: every word in a dictionary, or a lower-case member name in code."""

@@ -8,6 +8,7 @@ written by another version fails with one line saying what to do.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ __all__ = ["Block", "Crawl", "Link", "LinkTable", "Page", "build_crawl", "load_c
 
 PAGE_COLUMNS = ("url", "status", "title", "h1", "headings", "text", "lang", "noindex", "thin",
                 "content_hash", "kind", "blocks", "fetched_at")
-PAGE_OPTIONAL = ("word_count", "published", "modified", "depth", "meta_description", "job")
+#: meta_description is not read: no stage uses it (~200 bytes a page held for nothing).
+PAGE_OPTIONAL = ("word_count", "published", "modified", "depth", "job")
 LINK_COLUMNS = ("source_url", "target_url", "anchor_text", "position", "fetched_at")
 LINK_OPTIONAL = ("nofollow", "internal", "job")
 SKIP_COLUMNS = ("url", "reason", "alias_of")
@@ -67,7 +69,6 @@ class Page:
     published: str | None = None
     modified: str | None = None
     depth: int | None = None
-    meta_description: str = ""
     fetched_at: datetime = _EPOCH
     job: str | None = None
     kind: str = "content"  # content | listing | navigation | code | other
@@ -432,6 +433,12 @@ def newest_links(rows: Iterable[dict]) -> list[dict]:
     return [r for r in rows if _when(r.get("fetched_at")) == latest[r["source_url"]]]
 
 
+def _shared(value: str | None) -> str | None:
+    """One string object for all the pages that have the same value of a field with few values
+    (language, job, kind): ~55 bytes a page each, where every page held its own copy."""
+    return sys.intern(value) if value is not None else None
+
+
 def _page(row: dict, blocks: Sequence[Block] | None = None, text: StoredText | None = None) -> Page:
     return Page(
         url=row["url"],
@@ -440,7 +447,7 @@ def _page(row: dict, blocks: Sequence[Block] | None = None, text: StoredText | N
         headings=tuple(h for h in (row.get("headings") or ()) if h),
         text=(row.get("text") or "") if text is None else text,  # type: ignore[arg-type]
         status=int(row["status"]) if row.get("status") is not None else 200,
-        lang=row.get("lang") or None,
+        lang=_shared(row.get("lang") or None),
         noindex=bool(row.get("noindex")),
         thin=bool(row.get("thin")),
         content_hash=row.get("content_hash") or "",
@@ -448,10 +455,9 @@ def _page(row: dict, blocks: Sequence[Block] | None = None, text: StoredText | N
         published=row.get("published") or None,
         modified=row.get("modified") or None,
         depth=row.get("depth"),
-        meta_description=row.get("meta_description") or "",
         fetched_at=_when(row.get("fetched_at")),
-        job=row.get("job"),
-        kind=row.get("kind") or "content",
+        job=_shared(row.get("job")),
+        kind=_shared(row.get("kind") or "content"),
         blocks=_blocks(row.get("blocks")) if blocks is None else blocks,
     )
 
