@@ -98,6 +98,13 @@ class Background(Generic[T]):
         os.close(write)
         self._pid, self._read = pid, read
 
+    def forget(self, *values: object) -> None:
+        """Let this process free ``values``, arguments the forked child already has (its own copy):
+        they are dropped from the arguments kept here, so a run here (when the child died without
+        answering) gets None for each, and the function must be able to make them again."""
+        if self.forked:
+            self._args = tuple(None if any(a is v for v in values) else a for a in self._args)
+
     def result(self) -> T:
         """The function's value: the child's, or computed here when there was no child or it died
         without one. An exception the function raised in the child is raised here as RuntimeError."""

@@ -253,6 +253,11 @@ def stage_rank(s: Session) -> None:
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
                                        held_back=held_back))
+    if s.learning is not None and s.learning.forked:
+        # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now: this process, which
+        # only anchors from here on, lets its copy go (a learning redone here makes it again).
+        s.learning.forget(s.evidence)
+        s.evidence = None
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
 

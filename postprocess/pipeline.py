@@ -106,7 +106,7 @@ def workers(options: Options) -> int:
 
 
 def learn_in_background(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
-                         options: Options, finder: AnchorFinder, evidence: Evidence
+                         options: Options, finder: AnchorFinder, evidence: Evidence | None
                          ) -> tuple[ConfidenceModel, dict[str, np.ndarray], float]:
     """``learn_confidence``, with the paragraph vectors it made (for the parent's cache) and its seconds."""
     started = time.perf_counter()

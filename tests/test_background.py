@@ -50,6 +50,27 @@ def test_a_child_that_dies_is_replaced_by_the_parent():
     assert Background(die_in_a_child, 5).result() == (os.getpid(), 25)
 
 
+def count_in_a_child(items: list[int] | None) -> tuple[int, object]:
+    if os.getpid() != PARENT and items is not None and len(items) > 3:
+        os._exit(9)  # a child that dies: the parent runs it again, with what it kept
+    return os.getpid(), "made again" if items is None else len(items)
+
+
+def test_arguments_forgotten_here_stay_the_childs_and_a_rerun_here_gets_none():
+    items = [1, 2, 3]
+    job = Background(count_in_a_child, items)
+    job.forget(items)
+    pid, value = job.result()
+    assert value == 3 and pid != os.getpid()  # the child counted its own copy
+    many = [1, 2, 3, 4]
+    job = Background(count_in_a_child, many)
+    job.forget(many)
+    assert job.result() == (os.getpid(), "made again")  # it died: the parent had let the list go
+    job = Background(where, 5, fork=False)
+    job.forget(5)  # nothing was forked: the arguments are this process's only copy, kept
+    assert job.result() == (os.getpid(), 25)
+
+
 def test_an_error_in_the_child_is_raised_in_the_parent():
     with pytest.raises(RuntimeError, match="ValueError: no square for 4"):
         Background(fail, 4).result()

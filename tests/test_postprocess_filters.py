@@ -15,6 +15,7 @@ from postprocess.stages.candidates import (
     Suggestion,
     apply_caps,
     capped,
+    capped_numbers,
     existing_links,
     source_exclusion,
     target_exclusion,
@@ -195,6 +196,18 @@ def test_rounding_a_column_is_pythons_rounding_of_each_number():
 def test_caps_take_the_same_pairs_by_number_as_by_url():
     sources, targets = [1, 1, 2, 3, 1], [7, 8, 7, 7, 9]
     assert capped(sources, targets, 2, 2) == [(0, 1), (1, 2), (2, 1)]
+
+
+@pytest.mark.parametrize(("per_source", "per_target", "chunk"), [(2, 2, 7), (9, 3, 1 << 16), (1, 40, 100)])
+def test_caps_over_page_numbers_in_chunks_take_what_the_caps_over_urls_take(per_source, per_target, chunk):
+    """``capped_numbers`` reads the pairs a chunk at a time and counts in lists: the same pairs, in
+    the same order, with the same ranks as ``capped`` over every pair at once."""
+    rng = np.random.default_rng(per_source)
+    sources, targets = rng.integers(0, 300, 5_000), rng.integers(0, 300, 5_000)
+    expected = capped(sources.tolist(), targets.tolist(), per_source, per_target)
+    taken, ranks = capped_numbers(sources.astype(np.int32), targets, per_source, per_target, 300, chunk)
+    assert list(zip(taken.tolist(), ranks.tolist(), strict=True)) == expected
+    assert taken.dtype == np.int64 and ranks.dtype == np.int32
 
 
 @pytest.mark.parametrize(

@@ -145,3 +145,28 @@ def test_help_names_the_encoder_option():
     result = postprocess("run", "--help")
     assert result.returncode == 0, result.stderr
     assert "--encoder" in result.stdout and "static" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_the_anchoring_process_lets_the_evidence_go_once_the_learning_child_has_it(static_cache, tmp_path):
+    """With the confidence model learned in a forked child, the process that goes on to anchor frees
+    the lexical evidence (TF-IDF, names) once it has ranked: the child holds its own copy."""
+    import gc
+
+    from postprocess import cli
+    from postprocess.options import options_from
+    from postprocess.stages.scoring import Evidence
+
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
+                                               "--encoder", "static", "--workers", "2", *LOW])
+    session = cli.Session(args=args, options=options_from(args), out=out)
+    stages = {stage.__name__: stage for stage in cli.RUNNERS["run"]}
+    for name in ("stage_embed", "stage_index", "stage_rank"):
+        stages[name](session)
+    gc.collect()
+    assert session.learning is not None and session.learning.forked
+    assert session.evidence is None and not [o for o in gc.get_objects() if isinstance(o, Evidence)]
+    stages["stage_anchors"](session)
+    assert session.confidence is not None and (out / "confidence.json").is_file()

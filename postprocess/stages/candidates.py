@@ -11,6 +11,7 @@ filtered and scored as columns (NumPy arrays of page numbers and parts).
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
@@ -81,6 +82,27 @@ def capped(sources: Sequence[Hashable], targets: Sequence[Hashable], per_source:
         received[target] = received.get(target, 0) + 1
         taken.append((i, rank))
     return taken
+
+
+def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, per_target: int,
+                   numbers: int, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+    """``capped`` for pages given as numbers below ``numbers``: (positions taken, each one's rank in its
+    source) as arrays, the pairs read ``chunk`` at a time (as Python ints: a list of every pair's ints
+    cost ~80 bytes a pair at once)."""
+    given = [0] * numbers
+    received = [0] * numbers
+    taken, ranks = array("q"), array("i")
+    for start in range(0, len(sources), chunk):
+        pairs = zip(sources[start:start + chunk].tolist(), targets[start:start + chunk].tolist(), strict=True)
+        for i, (source, target) in enumerate(pairs, start):
+            rank = given[source] + 1
+            if rank > per_source or received[target] >= per_target:
+                continue
+            given[source] = rank
+            received[target] += 1
+            taken.append(i)
+            ranks.append(rank)
+    return np.frombuffer(taken, dtype=np.int64), np.frombuffer(ranks, dtype=np.int32)
 
 
 def sort_key(s: Suggestion) -> tuple[float, str, str]:
@@ -237,8 +259,8 @@ class _PairColumns:
         self.size = 0
 
     def add(self, source: int, targets: np.ndarray, scores: np.ndarray, parts: dict[str, np.ndarray]) -> None:
-        self.sources.append(np.full(len(targets), source, dtype=np.int64))
-        self.targets.append(targets)
+        self.sources.append(np.full(len(targets), source, dtype=np.int32))
+        self.targets.append(targets.astype(np.int32))
         self.scores.append(scores)
         for name, column in parts.items():
             self.parts.setdefault(name, []).append(column)
@@ -250,9 +272,14 @@ class _PairColumns:
             return Pool(urls, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), {})
         sources, targets = np.concatenate(self.sources), np.concatenate(self.targets)
         scores = np.concatenate(self.scores)
+        self.sources, self.targets, self.scores = [], [], []  # each column's pieces freed once joined
         rank = _sort_ranks(urls)
         order = np.lexsort((rank[targets], rank[sources], -scores))
-        taken = capped(sources[order].tolist(), targets[order].tolist(), per_source, per_target)
-        rows = order[[i for i, _ in taken]]
-        return Pool(urls, sources[rows], targets[rows], scores[rows], np.array([place for _, place in taken]),
-                    {name: np.concatenate(columns)[rows] for name, columns in self.parts.items()})
+        del rank
+        taken, places = capped_numbers(sources[order], targets[order], per_source, per_target, len(urls))
+        rows = order[taken]
+        del order
+        parts = {}
+        for name in list(self.parts):
+            parts[name] = np.concatenate(self.parts.pop(name))[rows]
+        return Pool(urls, sources[rows], targets[rows], scores[rows], places, parts)
