@@ -32,7 +32,7 @@ from postprocess.stages.candidates import existing_links
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
-from postprocess.stages.spill import SpillFile
+from postprocess.stages.spill import BatchFile, SpillFile
 from postprocess.stages.suggestions import Suggestion
 
 MOVED = url("old-espresso")
@@ -254,3 +254,50 @@ def test_fields_with_few_values_share_one_string_and_unread_columns_are_not_held
         assert values[0] and len({id(v) for v in values}) == 1, field
     assert "meta_description" not in load.Page.__dataclass_fields__
     assert "meta_description" not in load.PAGE_COLUMNS + load.PAGE_OPTIONAL
+
+
+def test_each_group_is_taken_from_the_batches_it_is_in_without_joining_the_column(tmp_path, monkeypatch):
+    """Pages spread over three parts out of page order: every group is made from pieces of the parts'
+    batches (never the whole column joined, which held it twice), and reads back as the row merge."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    rows.reverse()
+    for k, part in enumerate((rows[:40], rows[40:70], rows[70:])):
+        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    joined = []
+    real = pa.concat_arrays
+    monkeypatch.setattr(pa, "concat_arrays", lambda arrays, *args, **kwargs: joined.append(
+        sum(len(a) for a in arrays)) or real(arrays, *args, **kwargs))
+    crawl = load_crawl(tmp_path)
+    assert joined and max(joined) <= load.GROUP_PAGES
+    merged = build_crawl(list(reversed(rows)), [], [], str(tmp_path))
+    assert [(p.text, tuple(p.blocks)) for p in crawl.pages] == [(p.text, p.blocks) for p in merged.pages]
+
+
+def test_batches_wait_for_packing_in_an_unlinked_file_not_in_memory():
+    """The blocks and texts a store is given are written to a temporary file with no name and mapped
+    back when packed: the process does not hold them while the loader reads on."""
+    store = load.BlockStore()
+    before = pa.total_allocated_bytes()
+    for batch in range(4):
+        blocks = pa.array([[{"kind": "paragraph", "text": f"{batch}-{row} " + "x" * 5000}]
+                           for row in range(100)])
+        texts = pa.array([f"{batch}-{row} " + "y" * 5000 for row in range(100)])
+        assert store.add(blocks, texts) == 100 * batch
+        del blocks, texts
+    assert pa.total_allocated_bytes() - before < 200_000  # ~4 MB were given
+    store.pack(list(range(399, -1, -1)))
+    assert store.chunks == [] and store.text_chunks == []
+    assert store.text(0) == "0-0 " + "y" * 5000 and store.text(399) == "3-99 " + "y" * 5000
+    assert store._column(0)[0].as_py()[0]["text"].startswith("3-99 ")  # packed in the order given
+
+
+def test_a_batch_file_reads_back_what_it_was_given_from_a_file_with_no_name():
+    spill = BatchFile()
+    assert spill.read() == []
+    spill = BatchFile()
+    batches = [pa.record_batch([pa.array([k, k + 1]), pa.array(["a", None])], names=["n", "s"])
+               for k in range(3)]
+    for batch in batches:
+        spill.write(batch)
+    assert os.fstat(spill._file.fileno()).st_nlink == 0
+    assert [b.to_pylist() for b in spill.read()] == [b.to_pylist() for b in batches]

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from linkspider.items import READABLE_VERSIONS, TABLES
 from postprocess.errors import InputError
 from postprocess.stages.links import Link, LinkTable
-from postprocess.stages.spill import SpillFile
+from postprocess.stages.spill import BatchFile, SpillFile
 
 __all__ = ["Block", "Crawl", "Link", "LinkTable", "Page", "build_crawl", "load_crawl"]
 
@@ -139,7 +139,8 @@ class BlockStore:
     page's ``Block`` objects and text are made when they are read, the last page's kept."""
 
     def __init__(self) -> None:
-        self.chunks: list[pa.Array] = []  # the batches' blocks columns, until ``pack``
+        self._batches: BatchFile | None = BatchFile()  # each batch's blocks and texts, until ``pack``
+        self.chunks: list[pa.Array] = []  # the batches' blocks columns, mapped from it while packing
         self.text_chunks: list[pa.Array] = []  # and their text columns
         self.size = 0
         self.groups: Sequence[pa.Buffer] = ()  # compressed Arrow IPC streams of GROUP_PAGES pages' blocks
@@ -151,10 +152,12 @@ class BlockStore:
         self._last_text: tuple[int, str] = (-1, "")
 
     def add(self, column: pa.Array, texts: pa.Array) -> int:
-        """Keep a batch's blocks column and text column; the number of its first row."""
+        """Keep a batch's blocks column and text column (written to the batch file); the number of its
+        first row."""
         first = self.size
-        self.chunks.append(column)
-        self.text_chunks.append(texts)
+        if self._batches is None:
+            raise RuntimeError("the store is packed: no batch can be added")
+        self._batches.write(pa.record_batch([column, texts], names=["blocks", "text"]))
         self.size += len(column)
         return first
 
@@ -164,6 +167,11 @@ class BlockStore:
         self.order = np.asarray(rows, dtype=np.int64)
         self.place = np.full(self.size, -1, dtype=np.int64)
         self.place[self.order] = np.arange(len(self.order))
+        batches = self._batches.read() if self._batches is not None else []
+        self._batches = None
+        self.chunks = [batch.column(0) for batch in batches]
+        self.text_chunks = [batch.column(1) for batch in batches]
+        del batches
         self.groups = _packed(self.chunks, self.order)
         self.chunks = []  # one column's batches freed before the next is concatenated
         self.text_groups = _packed(self.text_chunks, self.order)
@@ -219,13 +227,25 @@ class BlockStore:
 
 
 def _packed(chunks: list[pa.Array], order: np.ndarray) -> SpillFile:
-    """The rows ``order`` of the chunks (one column), compressed in groups of ``GROUP_PAGES``, each
-    group written to the spill file as it is made."""
+    """The rows ``order`` of the chunks (one column, rows numbered across the chunks), compressed in
+    groups of ``GROUP_PAGES``, each group written to the spill file as it is made. A group's rows
+    are taken from the chunks they are in, never from the chunks joined: joining them first held the
+    whole column twice (~18 KB a page for blocks and texts at 100k pages)."""
     if not chunks:
         return SpillFile()
-    whole = pa.concat_arrays(chunks)
-    return SpillFile(_compressed(whole.take(pa.array(order[start:start + GROUP_PAGES])))
+    starts = np.cumsum([0] + [len(chunk) for chunk in chunks])
+    return SpillFile(_group(chunks, starts, order[start:start + GROUP_PAGES])
                      for start in range(0, len(order), GROUP_PAGES))
+
+
+def _group(chunks: list[pa.Array], starts: np.ndarray, rows: np.ndarray) -> pa.Buffer:
+    """Rows ``rows`` of the chunks (chunk k holds rows ``starts[k]`` on), in that order, compressed."""
+    chunk_of = np.searchsorted(starts, rows, side="right") - 1
+    pieces = [chunks[k].take(pa.array(rows[chunk_of == k] - starts[k])) for k in np.unique(chunk_of).tolist()]
+    joined = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)  # by chunk, then in ``rows`` order
+    place = np.empty(len(rows), dtype=np.int64)
+    place[np.argsort(chunk_of, kind="stable")] = np.arange(len(rows))
+    return _compressed(joined.take(pa.array(place)))
 
 
 def _compressed(column: pa.Array) -> pa.Buffer:
