@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import pickle
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -131,27 +132,44 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
     """``work`` over chunks of ``items`` shared by this process and a forked second one: each takes the
     next chunk when it is free (a shared counter), so a process slowed by other work (the confidence
     model's, on the same cores) does less. The results come back in chunk order, as one process
-    would have made them."""
+    would have made them. The second process writes each chunk's result, pickled, to a temporary
+    file as soon as it is made, and keeps none of them (it held them all, and then their pickle, till
+    its last chunk: ~0.5 GB of anchored rows at 100k pages); this process reads them when both are
+    done, one chunk at a time. A chunk it finished before dying is not done again."""
     chunk = chunk or CHUNK
     chunks = [items[start:start + chunk] for start in range(0, len(items), chunk)]
     if not (fork and hasattr(os, "fork")) or len(chunks) < 2:
         return [work(part) for part in chunks]
     counter = multiprocessing.get_context("fork").Value("q", 0)
+    with tempfile.TemporaryFile(prefix="linkspider-chunks-") as written:
 
-    def take() -> list[tuple[int, R]]:
-        out: list[tuple[int, R]] = []
-        while True:
-            with counter.get_lock():
-                number = counter.value
-                counter.value += 1
-            if number >= len(chunks):
-                return out
-            out.append((number, work(chunks[number])))
+        def take(save: bool) -> dict[int, R]:
+            """Chunks until none is left: kept (``save`` false) or written to ``written``."""
+            out: dict[int, R] = {}
+            while True:
+                with counter.get_lock():
+                    number = counter.value
+                    counter.value += 1
+                if number >= len(chunks):
+                    return out
+                result = work(chunks[number])
+                if save:
+                    written.write(pickle.dumps((number, result), protocol=pickle.HIGHEST_PROTOCOL))
+                    written.flush()  # whole before the next: the child leaves without flushing
+                else:
+                    out[number] = result
 
-    other = Background(take)
-    results = dict(take())
-    results.update(other.result())
-    for number, part in enumerate(chunks):  # the second process died: its chunks are done here
+        other = Background(take, True)
+        results = take(False)
+        results.update(other.result())  # empty, unless the child died and this process took over
+        written.seek(0)
+        while True:  # the child's chunks; a last one cut short by its death is done again below
+            try:
+                number, result = pickle.load(written)
+            except Exception:  # noqa: BLE001 - the end, or a write cut short: any error a torn pickle gives
+                break
+            results[number] = result
+    for number, part in enumerate(chunks):  # chunks the second process took but never finished
         if number not in results:
             results[number] = work(part)
     return [results[number] for number in range(len(chunks))]

@@ -131,6 +131,27 @@ def test_chunks_the_second_process_took_are_done_here_when_it_dies():
     assert [n for part in results for _, n in part] == list(range(100))
 
 
+def test_chunks_the_second_process_finished_are_kept_when_it_dies_later():
+    """The second process's results are saved as each chunk is done: it dies on its third chunk, and
+    only that chunk is done again here, not the two it finished."""
+    from postprocess import background
+
+    finished: list[int] = []  # in the child: the chunks it has finished
+
+    def work(part: list[int]) -> list[tuple[int, int]]:
+        if os.getpid() == PARENT:
+            time.sleep(0.02)  # a slower first process: the second takes chunks too
+        elif len(finished) == 2:
+            os._exit(9)
+        else:
+            finished.append(part[0])
+        return [(os.getpid(), n) for n in part]
+
+    results = background.in_chunks(work, list(range(100)), chunk=5)
+    assert [n for part in results for _, n in part] == list(range(100))
+    assert sum(1 for part in results if part[0][0] != PARENT) == 2
+
+
 def test_a_child_does_not_outlive_its_parent():
     """A run killed (kill -9, Ctrl-C) leaves no child computing on."""
     script = """

@@ -589,10 +589,6 @@ class AnchorFinder:
                         self._link_named[key] = self._page_named[key]
                     _name_of(self._link_named, key, url)
 
-    def named(self, key: tuple[str, ...]) -> str | frozenset[str] | None:
-        """The page ``key`` names (a set of URLs when several pages share it), or None."""
-        return self._link_named.get(key) or self._page_named.get(key)
-
     def _pages_named(self) -> dict[tuple[str, ...], str | frozenset[str]]:
         """``named`` from what the pages alone say: titles, h1s, slugs, their specific parts, terms."""
         named: dict[tuple[str, ...], str | frozenset[str]] = {}

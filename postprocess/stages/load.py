@@ -134,9 +134,10 @@ class BlockStore:
     """Every page's blocks as Arrow list arrays, and its text, compressed in groups of ``GROUP_PAGES``
     pages in the crawl's page order (blocks and texts apart: a pass over the texts does not
     decompress the blocks): blocks ~2.6 KB a page where Arrow holds ~9 KB and Python objects
-    ~27 KB. The compressed groups are kept in a temporary file (``SpillFile``), not in memory. The
-    loader ``add``s each batch's blocks and text columns, then ``pack``s them in page order; a
-    page's ``Block`` objects and text are made when they are read, the last page's kept."""
+    ~27 KB. The loader ``add``s each batch's blocks and text columns (they wait in a temporary
+    file, ``BatchFile``), then ``pack``s them in page order into compressed groups (in a second
+    temporary file, ``SpillFile``), so neither is in memory; a page's ``Block`` objects and text are
+    made when they are read, the last page's kept."""
 
     def __init__(self) -> None:
         self._batches: BatchFile | None = BatchFile()  # each batch's blocks and texts, until ``pack``

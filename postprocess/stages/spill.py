@@ -1,11 +1,15 @@
-"""Byte strings kept on disk instead of in memory: the loader's compressed groups of blocks and texts.
+"""Data kept on disk instead of in memory: the loader's blocks and texts, before and after packing.
 
-A ``SpillFile`` appends each group's bytes to one temporary file, removed from its folder as soon
-as it is made (nothing is left behind, even after a kill), and reads a group back with ``pread``:
-the bytes then sit in the kernel's page cache, which the kernel frees under memory pressure,
-instead of in the process (~3.4 KB a page that a million pages would hold in memory). ``pread``
-reads at an offset without moving the file position, so a forked process reads the same file
-(its copy of the descriptor) safely alongside its parent.
+Both files are temporary files in ``TMPDIR``, removed from their folder as soon as they are made
+(nothing is left behind, even after a kill); what they hold sits in the kernel's page cache, which
+the kernel frees under memory pressure, instead of in the process.
+
+* ``BatchFile``: the batches as they are read (uncompressed, ~13 KB a page), written to an Arrow
+  IPC file and mapped back once, to be packed in page order.
+* ``SpillFile``: the packed, compressed groups (~3.4 KB a page that a million pages would hold in
+  memory), each read back with ``pread``. ``pread`` reads at an offset without moving the file
+  position, so a forked process reads the same file (its copy of the descriptor) safely alongside
+  its parent.
 """
 
 from __future__ import annotations
