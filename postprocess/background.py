@@ -2,12 +2,13 @@
 
 A fork shares the parent's memory copy-on-write, so the child starts with everything the
 parent built (the crawl, the evidence, the anchor finder) without copying or pickling it;
-only the result travels back, pickled through a pipe. The child runs torch on one thread: a
-fork after torch's OpenMP pool has run would otherwise hang in the child's first parallel
-operation. Where there is no ``fork`` (or one core, or ``workers`` 1) the function simply
-runs in the parent when its result is asked for; if the child dies (killed for memory, say)
-it runs again there, so a result is never lost. ``in_chunks`` shares a pass over many items
-(pages, sources) with a forked second process, chunk by chunk, whoever is free first.
+only the result travels back, pickled through a pipe (``in_chunks``: through a file, a chunk
+at a time). The child runs torch on one thread: a fork after torch's OpenMP pool has run would
+otherwise hang in the child's first parallel operation. Where there is no ``fork`` (or one
+core, or ``workers`` 1) the function simply runs in the parent when its result is asked for; if
+the child dies (killed for memory, say) it runs again there, so a result is never lost.
+``in_chunks`` shares a pass over many items (pages, sources) with a forked second process, chunk
+by chunk, whoever is free first.
 """
 
 from __future__ import annotations
