@@ -55,10 +55,6 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
     return pss, anon
 
 
-def _pss_kb(pid: int) -> int:
-    return _rollup_kb(pid)[0]
-
-
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
     """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``."""
     while process.poll() is None:

@@ -71,17 +71,11 @@ def capped(sources: Sequence[Hashable], targets: Sequence[Hashable], per_source:
            per_target: int) -> list[tuple[int, int]]:
     """Pairs (``sources[i]``, ``targets[i]``), best first, taken while source and target are under
     their caps: (i, the pair's rank in its source) of each pair taken."""
-    given: dict[Hashable, int] = {}
-    received: dict[Hashable, int] = {}
-    taken: list[tuple[int, int]] = []
-    for i, (source, target) in enumerate(zip(sources, targets, strict=True)):
-        rank = given.get(source, 0) + 1
-        if rank > per_source or received.get(target, 0) >= per_target:
-            continue
-        given[source] = rank
-        received[target] = received.get(target, 0) + 1
-        taken.append((i, rank))
-    return taken
+    number: dict[Hashable, int] = {}
+    ids = [np.fromiter((number.setdefault(key, len(number)) for key in keys), dtype=np.int64, count=len(keys))
+           for keys in (sources, targets)]
+    taken, ranks = capped_numbers(*ids, per_source, per_target, len(number))
+    return list(zip(taken.tolist(), ranks.tolist(), strict=True))
 
 
 def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, per_target: int,

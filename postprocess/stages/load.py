@@ -174,7 +174,7 @@ class BlockStore:
         self.text_chunks = [batch.column(1) for batch in batches]
         del batches
         self.groups = _packed(self.chunks, self.order)
-        self.chunks = []  # one column's batches freed before the next is concatenated
+        self.chunks = []
         self.text_groups = _packed(self.text_chunks, self.order)
         self.text_chunks = []
         self._open = {}

@@ -25,8 +25,8 @@ import pyarrow as pa
 class SpillFile(Sequence[pa.Buffer]):
     """Groups of bytes in an unlinked temporary file (``TMPDIR``): ``spill[g]`` reads group ``g``."""
 
-    def __init__(self, groups: Iterable[bytes | pa.Buffer] = (), folder: str | None = None) -> None:
-        self._file = tempfile.TemporaryFile(prefix="linkspider-spill-", dir=folder)
+    def __init__(self, groups: Iterable[bytes | pa.Buffer] = ()) -> None:
+        self._file = tempfile.TemporaryFile(prefix="linkspider-spill-")
         ends = [0]
         for group in groups:
             data = memoryview(group)
@@ -56,18 +56,14 @@ class SpillFile(Sequence[pa.Buffer]):
         """Bytes of all the groups (the file's size)."""
         return int(self.offsets[-1])
 
-    def size_of(self, group: int) -> int:
-        """Bytes of group ``group``, without reading it."""
-        return int(self.offsets[group + 1] - self.offsets[group])
-
 
 class BatchFile:
     """Record batches written to an unlinked temporary Arrow IPC file (``TMPDIR``) as they come, then
     mapped back read-only (``read``): the loader's uncompressed batches of blocks and texts wait there,
     as page cache, until they are packed in page order, instead of in the process (~13 KB a page)."""
 
-    def __init__(self, folder: str | None = None) -> None:
-        self._file = tempfile.TemporaryFile(prefix="linkspider-batches-", dir=folder)
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="linkspider-batches-")
         self._writer: pa.ipc.RecordBatchFileWriter | None = None
 
     def write(self, batch: pa.RecordBatch) -> None:
