@@ -5,7 +5,8 @@ builds, one after the other and in this process (``--workers 1``), what ``run``'
 builds: the lexical evidence (names, then TF-IDF and its neighbours), the anchor finder and the
 candidate pool. After each step it prints the growth of the process's own (anonymous) memory and
 of its resident file pages (the mapped index and chunk vectors), after ``gc.collect()`` and
-``malloc_trim(0)``, and the size of the step's largest structures.
+``malloc_trim(0)``, the peak of its own memory during the step (sampled every 50 ms: the load's
+transient peak), and the size of the step's largest structures.
 
     python benchmarks/memory_steps.py --crawl /work/runs/scale/crawl-100000 \
         --out /work/runs/scale/out-100000
@@ -17,25 +18,42 @@ import argparse
 import ctypes
 import gc
 import sys
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def resident_mb() -> tuple[float, float]:
-    """(anonymous, file) resident memory of this process in MB, after collecting and trimming."""
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
+def _status_mb() -> tuple[float, float]:
+    """(anonymous, file) resident memory of this process in MB, as it is now."""
     fields = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
         if key in ("RssAnon", "RssFile"):
             fields[key] = int(value.split()[0]) / 1024
     return fields["RssAnon"], fields["RssFile"]
+
+
+def resident_mb() -> tuple[float, float]:
+    """``_status_mb`` after collecting and trimming."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
+    return _status_mb()
+
+
+#: The highest anonymous memory sampled since the last step (MB).
+_PEAK = [0.0]
+
+
+def _sample() -> None:
+    while True:
+        _PEAK[0] = max(_PEAK[0], _status_mb()[0])
+        time.sleep(0.05)
 
 
 def main() -> int:
@@ -55,14 +73,16 @@ def main() -> int:
     session = cli.Session(args=run, options=options_from(run), out=Path(args.out))
     last = resident_mb()
     pages = 1
+    threading.Thread(target=_sample, daemon=True).start()
 
     def step(name: str, note: str = "") -> None:
         nonlocal last
         now = resident_mb()
         anon, file = now[0] - last[0], now[1] - last[1]
-        print(f"{name:28s} own +{anon:8.1f} MB ({1024 * anon / pages:6.2f} KB a page)  "
-              f"file pages +{file:7.1f} MB  {note}", flush=True)
+        print(f"{name:28s} own +{anon:8.1f} MB ({1024 * anon / pages:6.2f} KB a page), "
+              f"peak {_PEAK[0]:7.1f} MB  file pages +{file:7.1f} MB  {note}", flush=True)
         last = now
+        _PEAK[0] = now[0]
 
     crawl = session.get_crawl()
     pages = len(crawl.pages)
