@@ -131,7 +131,9 @@ def test_blocks_are_compressed_in_groups_of_pages_in_page_order(tmp_path, monkey
     monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1) or real(packed))
     assert [tuple(p.blocks) for p in crawl.pages] == [p.blocks for p in merged.pages]
     assert len(calls) == len(store.groups)  # each group once, in page order
-    rows_of, urls = store.links_in(["paragraph"])
+    groups = list(store.links_in(["paragraph"]))
+    assert len(groups) == len(store.groups)  # a group of pages at a time
+    rows_of, urls = np.concatenate([r for r, _ in groups]), pa.concat_arrays([u for _, u in groups])
     page_of_row = {p.blocks.where[1]: p.url for p in crawl.pages}
     assert sorted(zip((page_of_row[r] for r in rows_of.tolist()), urls.to_pylist(), strict=True)) == [
         (url(f"p{n:03d}"), url(f"p{n + 1:03d}")) for n in range(100)]

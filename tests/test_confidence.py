@@ -205,7 +205,7 @@ def test_training_pairs_from_the_columns_are_the_loops(tmp_path):
 
     from crawlkit import blocks_of, link, page, skip, url, write_crawl
 
-    from postprocess.stages.confidence import _training_pairs_from_columns, training_pairs
+    from postprocess.stages.confidence import _editor_links_from_columns, training_pairs
     from postprocess.stages.load import load_crawl
 
     a, b, c, d, e, f = (url(f"/{name}/") for name in "abcdef")
@@ -229,11 +229,56 @@ def test_training_pairs_from_the_columns_are_the_loops(tmp_path):
                                    [skip(url("/old-c/"), "redirect", alias_of=c)]))
     rows = replace(crawl, pages=[replace(p, blocks=tuple(p.blocks)) for p in crawl.pages])
     for options in (Options(), Options(listing_targets=True)):
-        assert _training_pairs_from_columns(crawl, options) is not None  # the columns were read
-        assert _training_pairs_from_columns(rows, options) is None
+        assert _editor_links_from_columns(crawl, options) is not None  # the columns were read
+        assert _editor_links_from_columns(rows, options) is None
         assert training_pairs(crawl, options) == training_pairs(rows, options)
     # a→f is not in the link table, d is noindex, a→a is the page itself, the heading's and the
     # block without a kind are not prose, nor is anything on the listing c; c (also reached through
     # the redirect /old-c/) is a target only with --listing-targets
     assert training_pairs(crawl, Options()) == [(a, b), (a, e)]
     assert training_pairs(crawl, Options(listing_targets=True)) == [(a, b), (a, c), (a, e), (b, c)]
+
+
+def test_a_large_site_hides_and_ranks_the_links_of_a_sample_of_its_sources(tmp_path, monkeypatch):
+    """Past ``MAX_TRAINING_SOURCES`` linking pages, the folds rank a seeded sample of them and hide
+    only their links: the URL pairs of the other sources are never made (at 100k pages they were
+    3.5M tuples, 0.76 GB), on the columns and the loop alike."""
+    from dataclasses import replace
+
+    from crawlkit import blocks_of, link, page, url, write_crawl
+
+    from postprocess.stages import confidence
+    from postprocess.stages.links import pair_set
+    from postprocess.stages.load import load_crawl
+
+    urls = [url(f"/p{i}/") for i in range(30)]
+    pages, links = [], []
+    for i, source in enumerate(urls):
+        targets = [urls[(i + k) % 30] for k in (1, 2, 3, 5, 8)]
+        text = " ".join(f"see page{(i + k) % 30} here." for k in (1, 2, 3, 5, 8))
+        pages.append(page(source, f"Page {i}", text,
+                          blocks=blocks_of(text, [(f"page{(i + k) % 30}", t)
+                                                  for k, t in zip((1, 2, 3, 5, 8), targets, strict=True)])))
+        links += [link(source, t) for t in targets]
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", pages, links))
+    rows = replace(crawl, pages=[replace(p, blocks=tuple(p.blocks)) for p in crawl.pages])
+    monkeypatch.setattr(confidence, "MAX_TRAINING_SOURCES", 4)
+    all_pairs = confidence.training_pairs(crawl, Options())
+    assert len(all_pairs) == 150
+
+    for loaded in (crawl, rows):
+        calls = []
+
+        def pool(visible, sources, loaded=loaded, calls=calls):
+            shown = pair_set(visible.links)
+            calls.append((sources, {pair for pair in pair_set(loaded.links) if pair not in shown}))
+            return []
+
+        model = confidence.learn(loaded, Options(), pool)
+        assert model.source == "prior"  # nothing ranked: no rows to learn from
+        sample = calls[0][0]
+        assert len(calls) == confidence.FOLDS and all(sources == sample for sources, _ in calls)
+        assert len(sample) == 4 and sample <= set(urls)
+        assert sample == confidence.sample_sources(sorted({s for s, _ in all_pairs}), 4)
+        hidden = [pair for _, pairs in calls for pair in pairs]
+        assert sorted(hidden) == [pair for pair in all_pairs if pair[0] in sample]

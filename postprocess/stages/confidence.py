@@ -131,10 +131,43 @@ def prior() -> ConfidenceModel:
     return model
 
 
+@dataclass(frozen=True)
+class EditorLinks:
+    """The links editors made in running text (``editor_links``): each (source, target) pair once, as
+    numbers into ``urls``; URL pairs are made only for the sources asked for (a large site has
+    millions of these links, and the confidence folds rank a sample of their sources)."""
+
+    urls: Sequence[str]
+    sources: np.ndarray
+    targets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def source_urls(self) -> list[str]:
+        """The pages that make these links, sorted."""
+        return sorted(self.urls[i] for i in np.unique(self.sources).tolist())
+
+    def pairs(self, sources: frozenset[str] | None = None) -> list[tuple[str, str]]:
+        """The (source, target) URL pairs, sorted; only those from ``sources`` when given."""
+        chosen, targets = self.sources, self.targets
+        if sources is not None:
+            numbers = np.array([i for i, url in enumerate(self.urls) if url in sources], dtype=np.int64)
+            keep = np.isin(chosen, numbers)
+            chosen, targets = chosen[keep], targets[keep]
+        urls = self.urls
+        return sorted((urls[s], urls[t]) for s, t in zip(chosen.tolist(), targets.tolist(), strict=True))
+
+
 def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
-    """(source, target) pairs the editors linked in running text (a link in a prose block of a content
-    page, not a template's "more posts" list), between pages that may give and receive suggestions."""
-    from_columns = _training_pairs_from_columns(crawl, options)
+    """(source, target) pairs the editors linked in running text (``editor_links``), sorted."""
+    return editor_links(crawl, options).pairs()
+
+
+def editor_links(crawl: Crawl, options: Options) -> EditorLinks:
+    """The links editors made in running text (a link in a prose block of a content page, not a
+    template's "more posts" list), between pages that may give and receive suggestions."""
+    from_columns = _editor_links_from_columns(crawl, options)
     if from_columns is not None:
         return from_columns
     pages = {p.url: p for p in crawl.pages}
@@ -152,11 +185,15 @@ def training_pairs(crawl: Crawl, options: Options) -> list[tuple[str, str]]:
                         or target_exclusion(target, options) is not None):
                     continue
                 pairs.add((source.url, target.url))
-    return sorted(pairs)
+    urls = [p.url for p in crawl.pages]
+    number = {url: i for i, url in enumerate(urls)}
+    ordered = sorted(pairs)
+    return EditorLinks(urls, np.array([number[s] for s, _ in ordered], dtype=np.int64),
+                       np.array([number[t] for _, t in ordered], dtype=np.int64))
 
 
-def _training_pairs_from_columns(crawl: Crawl, options: Options) -> list[tuple[str, str]] | None:
-    """``training_pairs`` of a loaded crawl (links a ``LinkTable``, blocks in one ``BlockStore``) in
+def _editor_links_from_columns(crawl: Crawl, options: Options) -> EditorLinks | None:
+    """``editor_links`` of a loaded crawl (links a ``LinkTable``, blocks in one ``BlockStore``) in
     NumPy: the block links read from the columns, each distinct URL resolved once, the link table's
     pairs looked up as sorted keys. None for any other crawl (the loop above reads it)."""
     pages, table = crawl.pages, crawl.links
@@ -169,27 +206,33 @@ def _training_pairs_from_columns(crawl: Crawl, options: Options) -> list[tuple[s
     store = where[0][0]  # type: ignore[index]
     page_of_row = np.full(store.size, -1, dtype=np.int64)
     page_of_row[[w[1] for w in where]] = np.arange(len(pages))  # type: ignore[index]
-    rows, urls = store.links_in(PROSE_KINDS)
-    source = page_of_row[rows]
-    encoded = pc.dictionary_encode(urls)
     number = {p.url: i for i, p in enumerate(pages)}
-    target_of = np.array([number.get(resolve(u, crawl.aliases), -1) if u else -1
-                          for u in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64)
-    codes = pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy(zero_copy_only=False)
-    target = target_of[codes]
+    page_of_url: dict[str, int] = {}  # each distinct URL resolved once
     content = np.array([p.kind == "content" for p in pages], dtype=bool)
     receives = np.array([target_exclusion(p, options) is None for p in pages], dtype=bool)
-    keep = (source >= 0) & (target >= 0)
-    source, target = source[keep], target[keep]
-    keep = content[source] & (target != source) & receives[target]
-    source, target = source[keep], target[keep]
     table_id = np.array([table.ids.get(p.url, -1) for p in pages], dtype=np.int64)
     n = len(table.urls)
-    known = (table_id[source] >= 0) & (table_id[target] >= 0)
-    source, target = source[known], target[known]
-    linked = in_sorted(table.pair_set().keys, table_id[source] * n + table_id[target])
-    keys = distinct(source[linked] * len(pages) + target[linked])
-    return sorted((pages[k // len(pages)].url, pages[k % len(pages)].url) for k in keys.tolist())
+    table_keys = table.pair_set().keys
+    found: list[np.ndarray] = []
+    for rows, urls in store.links_in(PROSE_KINDS):  # a group of pages at a time
+        encoded = pc.dictionary_encode(urls)
+        distinct_urls = encoded.dictionary.to_pylist()
+        for u in distinct_urls:
+            if u not in page_of_url:
+                page_of_url[u] = number.get(resolve(u, crawl.aliases), -1) if u else -1
+        target_of = np.array([page_of_url[u] for u in distinct_urls] + [-1], dtype=np.int64)
+        codes = pc.fill_null(encoded.indices, len(distinct_urls)).to_numpy(zero_copy_only=False)
+        source, target = page_of_row[rows], target_of[codes]
+        keep = (source >= 0) & (target >= 0)
+        source, target = source[keep], target[keep]
+        keep = content[source] & (target != source) & receives[target]
+        source, target = source[keep], target[keep]
+        known = (table_id[source] >= 0) & (table_id[target] >= 0)
+        source, target = source[known], target[known]
+        linked = in_sorted(table_keys, table_id[source] * n + table_id[target])
+        found.append(distinct(source[linked] * len(pages) + target[linked]))
+    keys = distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    return EditorLinks([p.url for p in pages], keys // len(pages), keys % len(pages))
 
 
 def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:
@@ -197,10 +240,9 @@ def _negative_fold(pair: tuple[str, str], folds: int, seed: int) -> int:
     return int.from_bytes(digest[:4], "big") % folds
 
 
-def sample_sources(pairs: Sequence[tuple[str, str]], limit: int = MAX_TRAINING_SOURCES,
+def sample_sources(sources: Sequence[str], limit: int = MAX_TRAINING_SOURCES,
                    seed: int = 0) -> frozenset[str] | None:
-    """At most ``limit`` of the pairs' sources, drawn at random (None: all of them, fewer than that)."""
-    sources = sorted({source for source, _ in pairs})
+    """At most ``limit`` of the (sorted) ``sources``, drawn at random (None: all of them, fewer than that)."""
     if len(sources) <= limit:
         return None
     return frozenset(random.Random(seed).sample(sources, limit))
@@ -281,16 +323,16 @@ def cut_report(probabilities: np.ndarray, labels: np.ndarray, cut: float, links:
 def learn(crawl: Crawl, options: Options, pool: Pool,
           folds: int = FOLDS, seed: int = 0) -> ConfidenceModel:
     """The site's confidence model, with its cross-fold report; the prior when the site has too few links."""
-    pairs = training_pairs(crawl, options)
-    if len(pairs) < MIN_LINKS:
+    links = editor_links(crawl, options)
+    all_pairs = len(links)
+    if all_pairs < MIN_LINKS:
         model = prior()
-        model.report = {"why_prior": f"{len(pairs)} links in running text between content pages "
+        model.report = {"why_prior": f"{all_pairs} links in running text between content pages "
                                      f"(< {MIN_LINKS})"}
         return model
-    sources = sample_sources(pairs, seed=seed)
-    all_pairs = len(pairs)
-    if sources is not None:
-        pairs = [pair for pair in pairs if pair[0] in sources]
+    sources = sample_sources(links.source_urls(), MAX_TRAINING_SOURCES, seed)
+    pairs = links.pairs(sources)
+    del links
     rows, labels, fold_ids = labelled_rows(crawl, pairs, pool, folds, seed, sources)
     y = np.array(labels)
     if y.sum() < MIN_POSITIVES or y.sum() == len(y):
