@@ -26,6 +26,9 @@ LAST_TREE_PSS_KB = 0
 #: The peak anonymous PSS of that tree, and of its largest process, in kB (sampled).
 LAST_TREE_ANON_KB = 0
 LAST_PROCESS_ANON_KB = 0
+#: Set to a file's path: each sample's anonymous PSS, per process and for the tree, is written
+#: there as a line (seconds, tree MB, then pid:MB of each process): which step holds the peak.
+TIMELINE_ENV = "LINKSPIDER_MEMORY_TIMELINE"
 
 
 def _tree(pid: int) -> list[int]:
@@ -56,13 +59,24 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
 
 
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
-    """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``."""
-    while process.poll() is None:
-        figures = [_rollup_kb(pid) for pid in _tree(process.pid)]
-        peak[0] = max(peak[0], sum(pss for pss, _ in figures))
-        peak[1] = max(peak[1], sum(anon for _, anon in figures))
-        peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
-        time.sleep(SAMPLE_SECONDS)
+    """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``; each
+    sample also to the file ``TIMELINE_ENV`` names, when it is set."""
+    timeline = os.environ.get(TIMELINE_ENV)
+    started = time.perf_counter()
+    with open(timeline, "w") if timeline else open(os.devnull, "w") as out:
+        while process.poll() is None:
+            pids = _tree(process.pid)
+            figures = [_rollup_kb(pid) for pid in pids]
+            peak[0] = max(peak[0], sum(pss for pss, _ in figures))
+            peak[1] = max(peak[1], sum(anon for _, anon in figures))
+            peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
+            if timeline:
+                each = " ".join(f"{pid}:{anon / 1024:.0f}"
+                                for pid, (_, anon) in zip(pids, figures, strict=True) if anon)
+                tree = sum(anon for _, anon in figures) / 1024
+                out.write(f"{time.perf_counter() - started:.2f}\t{tree:.0f}\t{each}\n")
+                out.flush()
+            time.sleep(SAMPLE_SECONDS)
 
 
 def timed(command: list[str], what: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
