@@ -291,6 +291,9 @@ def stage_anchors(s: Session) -> None:
         model = s.timed("confidence",
                         lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
                                                  s.evidence))
+    # What only ranking and anchoring need goes before the queue and the report: the anchor finder
+    # with the names it looked up (~4 KB a page), the evidence, and the learning job that held both.
+    s.finder = s.evidence = s.learning = finder = None
     s.rows = queue(rows, model, s.options, s.rejected)
     s.confidence = model
     passages.save()

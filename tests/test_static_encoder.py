@@ -170,3 +170,28 @@ def test_the_anchoring_process_lets_the_evidence_go_once_the_learning_child_has_
     assert session.evidence is None and not [o for o in gc.get_objects() if isinstance(o, Evidence)]
     stages["stage_anchors"](session)
     assert session.confidence is not None and (out / "confidence.json").is_file()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_queue_and_the_report_are_made_without_the_anchor_finder(static_cache, tmp_path, workers):
+    """Once anchored and learned, the finder (the names it looked up, ~4 KB a page), the evidence
+    and the learning job that held them are let go before the queue and the report are made."""
+    import gc
+
+    from postprocess import cli
+    from postprocess.options import options_from
+    from postprocess.stages.anchors import AnchorFinder
+    from postprocess.stages.scoring import Evidence
+
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
+                                               "--encoder", "static", "--workers", workers, *LOW])
+    session = cli.Session(args=args, options=options_from(args), out=out)
+    for stage in cli.RUNNERS["run"][:-1]:
+        stage(session)
+    gc.collect()
+    assert session.finder is None and session.evidence is None and session.learning is None
+    assert not [o for o in gc.get_objects() if isinstance(o, AnchorFinder | Evidence)]
+    cli.RUNNERS["run"][-1](session)  # the report
+    assert (out / "report.html").is_file() and session.rows

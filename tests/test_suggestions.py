@@ -86,3 +86,38 @@ def test_anchors_are_chosen_a_source_at_a_time_and_only_anchored_pairs_stay_rows
     found = anchored_rows(pool, AnchorFinder(crawl))
     assert found == expected  # the same anchors, in pool order
     assert _live_suggestions() == before + len(found)  # the pairs without an anchor were let go
+
+
+def test_a_rows_parts_read_and_change_as_a_dict_does() -> None:
+    """``Parts``: the pool's rows hold their parts in an array with shared names; reading, adding,
+    changing, deleting, comparing, copying and pickling give what a dict of the same items gives."""
+    import pickle
+
+    from postprocess.stages.suggestions import Parts
+
+    parts = Pool.from_rows(ROWS)[3].parts
+    assert isinstance(parts, Parts)
+    plain = {"similarity": 0.5, "lexical": 0.0, "mention": 1.0}
+    assert parts == plain and dict(parts) == plain and list(parts) == list(plain) and len(parts) == 3
+    parts["anchor_words"], plain["anchor_words"] = 2.0, 2.0  # added last, as a dict adds it
+    parts["similarity"], plain["similarity"] = -0.0, -0.0
+    parts["odd"], plain["odd"] = 3, 3  # not a float: kept as it is
+    del parts["lexical"], plain["lexical"]
+    assert list(parts.items()) == list(plain.items()) and type(parts["odd"]) is int
+    assert str(parts["similarity"]) == "-0.0" and parts.get("lexical") is None and "lexical" not in parts
+    parts["odd"] = 0.25
+    assert parts["odd"] == 0.25 and parts.get("odd") == 0.25
+    plain["odd"] = 0.25
+    for copied in (copy.deepcopy(parts), pickle.loads(pickle.dumps(parts)), Parts(plain)):
+        assert list(copied.items()) == list(plain.items())
+    with pytest.raises(KeyError):
+        parts["missing"]
+
+
+def test_rows_with_the_same_parts_share_their_names() -> None:
+    """The pool's rows with the same parts (and rows that gained the same ones since) share one list
+    of names, so a row costs its values and not a dict."""
+    rows = Pool.from_rows([ROWS[0], ROWS[1], ROWS[4]]).rows(np.arange(3))
+    for s in rows:
+        s.parts["passage"] = 0.5
+    assert len({id(s.parts._layout) for s in rows}) == 1
