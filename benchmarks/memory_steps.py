@@ -3,13 +3,15 @@
 Loads the crawl, the page vectors and index of an earlier run (``--out`` must hold them), then
 builds, one after the other and in this process (``--workers 1``), what ``run``'s rank stage
 builds: the lexical evidence (names, then TF-IDF and its neighbours), the anchor finder and the
-candidate pool. After each step it prints the growth of the process's own (anonymous) memory and
-of its resident file pages (the mapped index and chunk vectors), after ``gc.collect()`` and
-``malloc_trim(0)``, the peak of its own memory during the step (sampled every 50 ms: the load's
-transient peak), and the size of the step's largest structures.
+candidate pool (``--learn``: then the confidence model's steps, the editors' links and the
+three folds, as the learning child makes them). After each step it prints the growth of the
+process's own (anonymous) memory and of its resident file pages (the mapped index and chunk
+vectors), after ``gc.collect()`` and ``malloc_trim(0)``, the peak of its own memory during the
+step (sampled every 50 ms: the load's transient peak), and the size of the step's largest
+structures.
 
     python benchmarks/memory_steps.py --crawl /work/runs/scale/crawl-100000 \
-        --out /work/runs/scale/out-100000
+        --out /work/runs/scale/out-100000 [--learn]
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--crawl", required=True)
     parser.add_argument("--out", required=True, help="a run's output folder (vectors.parquet, index.ann)")
+    parser.add_argument("--learn", action="store_true", help="then the confidence model's steps")
     args = parser.parse_args()
 
     from postprocess import cli
@@ -104,6 +107,19 @@ def main() -> int:
                                      *pool.parts.values())) / 2**20
     step("candidate pool", f"{len(pool):,} pairs, columns {columns:.0f} MB; "
                            f"{len(cannibal):,} near-duplicate rows")
+    if args.learn:
+        from postprocess.pipeline import learn_confidence
+        from postprocess.stages import confidence
+
+        links = confidence.editor_links(crawl, session.options)
+        sources = confidence.sample_sources(links.source_urls(), confidence.MAX_TRAINING_SOURCES)
+        pairs = links.pairs(sources)
+        step("confidence: editors' links", f"{len(links):,} links, {len(pairs):,} pairs of "
+                                           f"{len(sources or ()):,} sampled sources")
+        del links, pairs
+        model = learn_confidence(crawl, session.embeddings, session.index, cli.passage_vectors(session),
+                                 session.options, finder, evidence)
+        step("confidence: the folds, learned", f"{model.report.get('rows', 0):,} rows")
     del evidence, names
     step("evidence freed", f"(the finder, kept: {len(finder.pages):,} pages)")
     return 0
