@@ -119,7 +119,8 @@ def main() -> int:
         del links, pairs
         model = learn_confidence(crawl, session.embeddings, session.index, cli.passage_vectors(session),
                                  session.options, finder, evidence)
-        step("confidence: the folds, learned", f"{model.report.get('rows', 0):,} rows")
+        why = model.report.get("why_prior") or f"AUC {model.report.get('auc')}"
+        step("confidence: the folds, learned", f"model: {model.source} ({why})")
     del evidence, names
     step("evidence freed", f"(the finder, kept: {len(finder.pages):,} pages)")
     return 0
