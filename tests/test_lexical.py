@@ -214,3 +214,23 @@ def test_anchor_names_are_counted_alike_from_columns_and_from_link_rows() -> Non
     assert cols.keyphraseness == rows.keyphraseness
     assert cols.keyphraseness[("burr", "grinder")] == pytest.approx(3 / 3)  # 2 pages link it, 2 mention it
     assert cols.page_names == rows.page_names
+
+
+def test_anchor_counts_from_int32_columns_keep_their_pair_keys_in_int64() -> None:
+    """The columns stay int32 (12 bytes a link); a (name, page) key past 2**31 (40,000 names on a
+    70,000-page site) still counts as the loop over the links counts it."""
+    import string
+
+    pages = 70_001
+    letters = string.ascii_lowercase
+    words = [letters[i // 676] + letters[i // 26 % 26] + letters[i % 26] + "x" for i in range(17_576)]
+    texts_of = [f"{a} {b}" for a, b in zip(words * 3, words[7:] * 3 + words[:7] * 3, strict=True)][:40_000]
+    uses = [(k % 5_000, pages - 1 - k % 3, texts_of[k]) for k in range(40_000)]
+    uses += [(9, pages - 1, texts_of[-1]), (10, 3, texts_of[-1])]
+    columns = AnchorUses(np.array([s for s, _, _ in uses], dtype=np.int32),
+                         np.array([t for _, t, _ in uses], dtype=np.int32),
+                         np.array([*range(40_000), 39_999, 39_999], dtype=np.int32), texts_of)
+    titles, texts = [("", "")] * pages, [""] * pages
+    rows, cols = NameIndex(titles, uses, texts), NameIndex(titles, columns, texts)
+    assert len(cols.by_words) == 40_000 and cols.by_words == rows.by_words
+    assert cols.keyphraseness == rows.keyphraseness

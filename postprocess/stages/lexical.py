@@ -256,17 +256,26 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     (name, target) and (name, source) pair keys instead of a loop over every link."""
     names: dict[tuple[str, ...], int] = {}
     present = distinct(uses.anchor)
-    name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int64)
+    name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int32)
     for a in present.tolist():
         words = tuple(tokens(uses.texts[a] or ""))
         if _usable(words):
             name_of_text[a] = names.setdefault(words, len(names))
-    name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int64)
+    # int32 columns (a link costs 12 bytes here, not 28): only the pair keys are int64, one at a time
+    name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int32)
     keep = (name >= 0) & (uses.source != uses.target)
-    name, source, target = name[keep], uses.source[keep].astype(np.int64), uses.target[keep].astype(np.int64)
-    anchor = uses.anchor[keep]
+    name, source, target, anchor = name[keep], uses.source[keep], uses.target[keep], uses.anchor[keep]
+    del keep
     width = int(max(source.max(initial=-1), target.max(initial=-1))) + 1
-    keys, first, counts = first_seen(name * width + target)
+
+    def keys_with(rows: np.ndarray) -> np.ndarray:
+        """name × width + row, as int64."""
+        key = name.astype(np.int64)
+        key *= width
+        key += rows
+        return key
+
+    keys, first, counts = first_seen(keys_with(target))
     words_of = list(names)
     texts = uses.texts
     pairs = [(words_of[k // width], k % width, n, " ".join((texts[a] or "").split()))
@@ -274,7 +283,7 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     use_count: Counter[tuple[str, ...]] = Counter()
     for words, _, n, _ in pairs:
         use_count[words] += n
-    linkers = distinct(name * width + source) // width if width else np.zeros(0, dtype=np.int64)
+    linkers = distinct(keys_with(source)) // width if width else np.zeros(0, dtype=np.int64)
     linking = np.bincount(linkers, minlength=len(names)) if len(names) else np.zeros(0, dtype=np.int64)
     return _AnchorCounts(pairs, use_count, {words_of[k]: int(n) for k, n in enumerate(linking.tolist()) if n})
 

@@ -184,7 +184,7 @@ def _anchor_uses(crawl: Crawl, row: dict[str, int]) -> list[tuple[int, int, str]
 
     links = crawl.links
     if isinstance(links, LinkTable):
-        rows = np.fromiter((row.get(url, -1) for url in links.urls), dtype=np.int64, count=len(links.urls))
+        rows = np.fromiter((row.get(url, -1) for url in links.urls), dtype=np.int32, count=len(links.urls))
         mask = links.content()
         source, target = rows[links.source[mask]], rows[links.target[mask]]
         keep = (source >= 0) & (target >= 0)
