@@ -22,14 +22,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def rss_mb() -> tuple[float, float]:
-    """(current, peak since the last reset) resident memory in MB."""
+def status_mb(*keys: str) -> list[float]:
+    """The fields ``keys`` of ``/proc/self/status`` (memory figures in kB there), in MB, in that order."""
     fields = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in keys:
             fields[key] = int(value.split()[0]) / 1024
-    return round(fields["VmRSS"], 1), round(fields["VmHWM"], 1)
+    return [fields[key] for key in keys]
+
+
+def rss_mb() -> tuple[float, float]:
+    """(current, peak since the last reset) resident memory in MB."""
+    current, peak = status_mb("VmRSS", "VmHWM")
+    return round(current, 1), round(peak, 1)
 
 
 def reset_peak() -> None:

@@ -26,16 +26,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from memory_profile import status_mb  # noqa: E402 - found through the path set just above
 
 
 def _status_mb() -> tuple[float, float]:
     """(anonymous, file) resident memory of this process in MB, as it is now."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("RssAnon", "RssFile"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["RssAnon"], fields["RssFile"]
+    anonymous, file = status_mb("RssAnon", "RssFile")
+    return anonymous, file
 
 
 def resident_mb() -> tuple[float, float]:

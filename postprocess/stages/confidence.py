@@ -146,7 +146,7 @@ class EditorLinks:
 
     def source_urls(self) -> list[str]:
         """The pages that make these links, sorted."""
-        return sorted(self.urls[i] for i in np.unique(self.sources).tolist())
+        return sorted(self.urls[i] for i in distinct(self.sources).tolist())
 
     def pairs(self, sources: frozenset[str] | None = None) -> list[tuple[str, str]]:
         """The (source, target) URL pairs, sorted; only those from ``sources`` when given."""

@@ -73,12 +73,7 @@ class Parts(MutableMapping[str, float]):
         return self._values[i]
 
     def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
-        i = self._layout.index.get(name)
-        if i is None:
-            return default
-        if self._other is not None and name in self._other:
-            return self._other[name]
-        return self._values[i]
+        return self[name] if name in self._layout.index else default
 
     def __contains__(self, name: object) -> bool:
         return name in self._layout.index
