@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from postprocess.stages.candidates import Suggestion, apply_caps, find_candidate
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
 from postprocess.stages.index import PageIndex, build_index
+from postprocess.stages.links import links_table
 from postprocess.stages.load import Crawl, require_linkable
 from postprocess.stages.passages import PassageVectors, add_passage_scores
 from postprocess.stages.scoring import Evidence
@@ -92,8 +93,10 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     finder = finder or AnchorFinder(crawl, options.title_anchors)
     evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
 
-    def pool(visible: Crawl, sources: frozenset[str] | None) -> list[Suggestion]:
-        rows, _, _ = candidate_pool(visible, embeddings, index, options, evidence.with_links(visible),
+    def pool(crawl: Crawl, hidden: frozenset[tuple[str, str]], sources: frozenset[str] | None
+             ) -> list[Suggestion]:
+        visible = replace(crawl, links=links_table(crawl.links).without(hidden))
+        rows, _, _ = candidate_pool(visible, embeddings, index, options, evidence.without(crawl, hidden),
                                     sources)
         return anchor_pool(visible, rows, embeddings, passages, options, finder=finder.with_links(visible))
 

@@ -193,7 +193,7 @@ def test_a_site_with_few_links_of_its_own_uses_the_prior():
     from postprocess.stages.confidence import learn
     from postprocess.stages.load import build_crawl
 
-    model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl, sources: [])
+    model = learn(build_crawl(SITE, SITE_LINKS, []), Options(), lambda crawl, hidden, sources: [])
     assert model.source == "prior" and "links in running text" in model.report["why_prior"]
 
 
@@ -269,9 +269,9 @@ def test_a_large_site_hides_and_ranks_the_links_of_a_sample_of_its_sources(tmp_p
     for loaded in (crawl, rows):
         calls = []
 
-        def pool(visible, sources, loaded=loaded, calls=calls):
-            shown = pair_set(visible.links)
-            calls.append((sources, {pair for pair in pair_set(loaded.links) if pair not in shown}))
+        def pool(whole, hidden, sources, loaded=loaded, calls=calls):
+            assert whole is loaded and hidden <= set(pair_set(loaded.links))
+            calls.append((sources, hidden))
             return []
 
         model = confidence.learn(loaded, Options(), pool)

@@ -176,6 +176,42 @@ def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:
     assert ("kettle",) in other.page_names[2]
 
 
+def test_a_fold_index_counts_again_only_the_names_its_hidden_links_give() -> None:
+    """``without_links`` gives the names, commonness, spellings, keyphraseness, page counts and
+    mentions a rebuild from the links left gives: a name only hidden links gave is gone from the
+    pages' counts, a page's title names it again once no link names it that way, a shared name's
+    commonness and its first spelling move, and the other names are the site index's own."""
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home", "Kettles")]
+    texts = ["A burr grinder and the espresso guide; grinders.", "Espresso  guide, grinders, a kettle.",
+             "pour over, espresso guide, burr grinder", "home, grinders and kettles", "a kettle"]
+    uses = [(1, 0, "Espresso  Guide"), (2, 0, "espresso guide"), (3, 0, "espresso guide"),
+            (0, 1, "grinders"), (2, 1, "burr grinder"), (3, 2, "burr grinder"),
+            (1, 4, "kettle"), (2, 4, "kettle"), (0, 2, "pour over"), (0, 0, "espresso guide")]
+    hide = {(1, 0), (0, 1), (1, 4), (2, 4), (3, 2)}  # pairs: every link between them is hidden
+    texts_of = sorted({anchor for _, _, anchor in uses})
+    columns = AnchorUses(np.array([s for s, _, _ in uses], dtype=np.int32),
+                         np.array([t for _, t, _ in uses], dtype=np.int32),
+                         np.array([texts_of.index(a) for _, _, a in uses], dtype=np.int32), texts_of)
+    hidden = np.array([(s, t) in hide for s, t, _ in uses])
+    site = NameIndex(titles, columns, texts)
+    assert site.hides_links
+    fold = site.without_links(columns, hidden)
+    left = [use for use, gone in zip(uses, hidden, strict=True) if not gone]
+    rebuilt = NameIndex(titles, left, texts)
+    assert set(fold.by_words) == set(rebuilt.by_words) and len(fold.by_words) == len(rebuilt.by_words)
+    assert all(fold.by_words[w] == rebuilt.by_words[w] for w in rebuilt.by_words)
+    assert dict(fold.keyphraseness) == dict(rebuilt.keyphraseness)
+    assert [list(fold.page_names[i].items()) for i in range(5)] == [
+        list(rebuilt.page_names[i].items()) for i in range(5)]
+    assert all(list(fold.mentions(s).items()) == list(rebuilt.mentions(s).items()) for s in range(5))
+    assert ("kettle",) not in fold.by_words and ("kettle",) in site.by_words  # only hidden links gave it
+    assert [n.kind for n in fold.by_words[("grinders",)]] == ["h1"]  # the page names itself so again
+    assert fold.by_words[("espresso", "guide")][0].phrase == "espresso guide"  # the first spelling left
+    assert fold.by_words[("pour", "over")] is site.by_words[("pour", "over")]  # untouched: the site's
+    with pytest.raises(ValueError, match="columns"):
+        NameIndex(titles, uses, texts).without_links(columns, hidden)
+
+
 def test_the_site_index_keeps_each_pages_name_counts_as_columns() -> None:
     """Each page's counts, read back in the order they were found, are those a scan of its text gives;
     held as int32 columns, not a Counter a page; the pages mentioning each name come from them."""

@@ -20,7 +20,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from linkspider.items import PROSE_KINDS
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
-from postprocess.stages.links import LinkTable, distinct, in_sorted, links_table, pair_set
+from postprocess.stages.links import LinkTable, distinct, in_sorted, pair_set
 from postprocess.stages.load import Crawl, resolve
 
 #: Score parts and anchor features the model reads (missing ones count 0).
@@ -48,8 +48,9 @@ PRIOR_PATH = Path(__file__).with_name("confidence_prior.json")
 #: text): on a large site the model learns as well from a sample, at a fixed cost.
 MAX_TRAINING_SOURCES = 1500
 
-#: What the folds rank: the crawl with some links hidden, and the sources to rank (None: all).
-Pool = Callable[[Crawl, "frozenset[str] | None"], list[Suggestion]]
+#: What the folds rank: the crawl, the (source, target) URL pairs whose links it hides, and the
+#: sources to rank (None: all).
+Pool = Callable[[Crawl, "frozenset[tuple[str, str]]", "frozenset[str] | None"], list[Suggestion]]
 
 
 def features(s: Suggestion) -> list[float]:
@@ -260,9 +261,8 @@ def labelled_rows(crawl: Crawl, pairs: Sequence[tuple[str, str]], pool: Pool,
     labels: list[int] = []
     fold_ids: list[int] = []
     for fold in range(folds):
-        hidden = {pair for pair, f in fold_of.items() if f == fold}
-        visible = replace(crawl, links=links_table(crawl.links).without(hidden))
-        for s in pool(visible, sources):
+        hidden = frozenset(pair for pair, f in fold_of.items() if f == fold)
+        for s in pool(crawl, hidden, sources):
             pair = (s.source_url, s.target_url)
             if pair in hidden:
                 label = 1

@@ -23,8 +23,9 @@ import operator
 import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import ahocorasick
 import numpy as np
@@ -42,6 +43,8 @@ TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
 #: Longest name (in tokens) looked up in page texts.
 MAX_NAME_TOKENS = 8
+Key = TypeVar("Key")
+Value = TypeVar("Value")
 #: Anchor texts that never name a page.
 GENERIC_ANCHORS = frozenset(
     "here click here read more more this page link next previous back top home learn more "
@@ -251,9 +254,9 @@ def _count_anchor_uses(anchor_uses: Iterable[tuple[int, int, str]]) -> _AnchorCo
     return _AnchorCounts(pairs, use_count, {words: len(found) for words, found in linking_sources.items()})
 
 
-def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
-    """``_count_anchor_uses`` in NumPy: each distinct anchor text split once, links grouped by
-    (name, target) and (name, source) pair keys instead of a loop over every link."""
+def _anchor_naming(uses: AnchorUses) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """The usable names of ``uses``' anchor texts (each distinct text split once), and each text id's
+    number in that list (-1: no usable name)."""
     names: dict[tuple[str, ...], int] = {}
     present = distinct(uses.anchor)
     name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int32)
@@ -261,6 +264,15 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
         words = tuple(tokens(uses.texts[a] or ""))
         if _usable(words):
             name_of_text[a] = names.setdefault(words, len(names))
+    return list(names), name_of_text
+
+
+def _count_anchor_columns(uses: AnchorUses,
+                          naming: tuple[list[tuple[str, ...]], np.ndarray] | None = None) -> _AnchorCounts:
+    """``_count_anchor_uses`` in NumPy: each distinct anchor text split once (``naming``: the
+    ``_anchor_naming`` of these texts, when made already), links grouped by (name, target) and
+    (name, source) pair keys instead of a loop over every link."""
+    words_of, name_of_text = naming if naming is not None else _anchor_naming(uses)
     # int32 columns (a link costs 12 bytes here, not 28): only the pair keys are int64, one at a time
     name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int32)
     keep = (name >= 0) & (uses.source != uses.target)
@@ -276,7 +288,6 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
         return key
 
     keys, first, counts = first_seen(keys_with(target))
-    words_of = list(names)
     texts = uses.texts
     pairs = [(words_of[k // width], k % width, n, " ".join((texts[a] or "").split()))
              for k, n, a in zip(keys.tolist(), counts.tolist(), anchor[first].tolist(), strict=True)]
@@ -284,7 +295,7 @@ def _count_anchor_columns(uses: AnchorUses) -> _AnchorCounts:
     for words, _, n, _ in pairs:
         use_count[words] += n
     linkers = distinct(keys_with(source)) // width if width else np.zeros(0, dtype=np.int64)
-    linking = np.bincount(linkers, minlength=len(names)) if len(names) else np.zeros(0, dtype=np.int64)
+    linking = np.bincount(linkers, minlength=len(words_of)) if len(words_of) else np.zeros(0, dtype=np.int64)
     return _AnchorCounts(pairs, use_count, {words_of[k]: int(n) for k, n in enumerate(linking.tolist()) if n})
 
 
@@ -341,6 +352,60 @@ class _FilteredNames(Sequence[Counter[tuple[str, ...]]]):
         return Counter({w: n for w, n in self._counts[i].items() if w in names})
 
 
+def _add_page_names(by_words: dict[tuple[str, ...], list[_Name]],
+                    owners: Mapping[tuple[str, ...], list[tuple[int, str, str]]]) -> None:
+    """The pages' own names (h1, cleaned title: ``owners``) after the links' names; commonness shared
+    among the pages with the same name, none for a page the links name that way already."""
+    for words, pages in owners.items():
+        names = by_words.setdefault(words, [])
+        for row, phrase, kind in pages:
+            if not any(n.target == row for n in names):
+                names.append(_Name(row, phrase, kind, 1.0 / len(pages)))
+
+
+class _Changed(Mapping[Key, Value]):
+    """A mapping with some keys' values changed (a value None: the key is gone); read through."""
+
+    def __init__(self, base: Mapping[Key, Value], changed: Mapping[Key, Value | None]) -> None:
+        self._base, self._changed = base, changed
+
+    def __getitem__(self, key: Key) -> Value:
+        if key in self._changed:
+            value = self._changed[key]
+            if value is None:
+                raise KeyError(key)
+            return value
+        return self._base[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._changed:
+            return self._changed[key] is not None  # type: ignore[index]
+        return key in self._base
+
+    def __iter__(self) -> Iterator[Key]:
+        return (key for key in self._base if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _WithoutNames(Sequence[Counter[tuple[str, ...]]]):
+    """Per page, a site index's name counts without some names (those a fold's hidden links gave
+    alone), made when a page is asked for."""
+
+    def __init__(self, counts: Sequence[Counter[tuple[str, ...]]], gone: frozenset[tuple[str, ...]]):
+        self._counts, self._gone = counts, gone
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __getitem__(self, i: int) -> Counter[tuple[str, ...]]:  # type: ignore[override]
+        counts = self._counts[i]
+        if self._gone.isdisjoint(counts):
+            return counts
+        return Counter({w: n for w, n in counts.items() if w not in self._gone})
+
+
 class NameIndex:
     """Names pages are known by, and where page texts mention them.
 
@@ -360,9 +425,10 @@ class NameIndex:
         """``lines``: ``token_line`` of each text, when the caller has them (made here otherwise).
         ``base``: an index of the same texts (the site's, when this is a confidence fold's): when
         its names include all of these, its counts are filtered instead of scanning the texts again."""
-        self.by_words: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
+        self.by_words: Mapping[tuple[str, ...], list[_Name]] = defaultdict(list)
         # Anchor names: commonness = share of the anchor's uses that point to this target.
-        counts = (_count_anchor_columns(anchor_uses) if isinstance(anchor_uses, AnchorUses)
+        self._naming = _anchor_naming(anchor_uses) if isinstance(anchor_uses, AnchorUses) else None
+        counts = (_count_anchor_columns(anchor_uses, self._naming) if isinstance(anchor_uses, AnchorUses)
                   else _count_anchor_uses(anchor_uses))
         for words, target, n, spelling in counts.pairs:
             self.by_words[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
@@ -376,10 +442,9 @@ class NameIndex:
                     continue
                 seen.add(words)
                 owners[words].append((row, " ".join(phrase.split()), kind))
-        for words, pages in owners.items():
-            for row, phrase, kind in pages:
-                if not any(n.target == row for n in self.by_words[words]):
-                    self.by_words[words].append(_Name(row, phrase, kind, 1.0 / len(pages)))
+        _add_page_names(self.by_words, owners)
+        # The page names of words links also name (a fold that hides links names them again).
+        self._owners = {words: pages for words, pages in owners.items() if words in counts.uses}
         self._automaton: ahocorasick.Automaton | None = None
         # Keyphraseness: share of the pages mentioning a name that link it.
         if base is not None and all(words in base.by_words for words in self.by_words):
@@ -395,10 +460,44 @@ class NameIndex:
             self._automaton = None  # ~1 KB a page: the scan is done, and a fold's index has its own
             self.page_names = names
             self.mentioned = names.pages_mentioning()
-        self.keyphraseness: dict[tuple[str, ...], float] = {}
-        for words in self.by_words:
-            linked = counts.sources.get(words, 0)
-            self.keyphraseness[words] = min(1.0, (linked + 1) / (self.mentioned.get(words, 0) + 1))
+        self.keyphraseness: Mapping[tuple[str, ...], float] = {
+            words: self._keyphraseness(words, counts) for words in self.by_words}
+
+    def _keyphraseness(self, words: tuple[str, ...], counts: _AnchorCounts) -> float:
+        """The share of the pages mentioning a name that link it (``counts``: the links' counts)."""
+        return min(1.0, (counts.sources.get(words, 0) + 1) / (self.mentioned.get(words, 0) + 1))
+
+    @property
+    def hides_links(self) -> bool:
+        """Whether ``without_links`` can make this index less some links (it was made from columns)."""
+        return self._naming is not None
+
+    def without_links(self, uses: AnchorUses, hidden: np.ndarray) -> NameIndex:
+        """This index for the links it was made from (``uses``) less the ``hidden`` ones (a mask over
+        them; a confidence fold's): only the names those links give are counted again, every other
+        name is this index's, as a full rebuild would make it. Needs an index made from columns."""
+        if self._naming is None:
+            raise ValueError("only an index made from link columns can hide links")
+        words_of, name_of_text = self._naming
+        name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int32)
+        touched = distinct(name[hidden & (name >= 0) & (uses.source != uses.target)])
+        is_touched = np.zeros(len(words_of) + 1, dtype=bool)  # the last: no name (-1)
+        is_touched[touched] = True
+        kept = is_touched[name] & ~hidden
+        counts = _count_anchor_columns(
+            AnchorUses(uses.source[kept], uses.target[kept], uses.anchor[kept], uses.texts), self._naming)
+        names: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
+        for words, target, n, spelling in counts.pairs:
+            names[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
+        changed = [words_of[k] for k in touched.tolist()]
+        _add_page_names(names, {words: self._owners[words] for words in changed if words in self._owners})
+        fold = copy.copy(self)
+        fold.by_words = _Changed(self.by_words, {words: names.get(words) for words in changed})
+        fold.keyphraseness = _Changed(self.keyphraseness, {
+            words: self._keyphraseness(words, counts) if words in names else None for words in changed})
+        gone = frozenset(words for words in changed if words not in names)
+        fold.page_names = _WithoutNames(self.page_names, gone) if gone else self.page_names
+        return fold
 
     @property
     def _matcher(self) -> ahocorasick.Automaton:
@@ -482,8 +581,12 @@ class SiteEvidence:
     def with_anchor_uses(self, anchor_uses: Iterable[tuple[int, int, str]]) -> SiteEvidence:
         """The same pages with other links (confidence folds, evaluation): the TF-IDF index and
         its neighbours depend on the pages alone and are kept; the names are made again."""
+        return self.with_names(NameIndex(self._titles, anchor_uses, self._texts, base=self.names))
+
+    def with_names(self, names: NameIndex) -> SiteEvidence:
+        """The same pages with other names (an index of other links)."""
         evidence = copy.copy(self.ready())
-        evidence.names = NameIndex(self._titles, anchor_uses, self._texts, base=self.names)
+        evidence.names = names
         evidence._mentions = {}
         return evidence
 

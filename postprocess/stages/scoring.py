@@ -30,15 +30,15 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from postprocess.options import Options
-from postprocess.stages.links import LinkTable, content_uses
+from postprocess.stages.links import LinkTable, content_uses, distinct, in_sorted, links_table
 from postprocess.stages.load import Crawl, PageValues
 
 if TYPE_CHECKING:
@@ -119,6 +119,41 @@ class Evidence:
         evidence = copy.copy(self)
         evidence.site = self.site.with_anchor_uses(_anchor_uses(crawl, self.site.row))
         evidence._links_changed(crawl)
+        return evidence
+
+    def without(self, crawl: Crawl, hidden: Collection[tuple[str, str]]) -> Evidence:
+        """This evidence (made for ``crawl``) for its links less those of the ``hidden`` (source,
+        target) URL pairs: what ``with_links`` makes for the crawl without them, at a confidence
+        fold's cost. Only the names the hidden links give are counted again, and their targets'
+        inbound links; the rest is this evidence's (a fold ranks a sample of the sources, and the
+        names made again for the whole site were most of its memory). Links not in a table: the
+        crawl without them, through ``with_links``."""
+        from postprocess.stages.lexical import AnchorUses
+
+        links = crawl.links
+        if not isinstance(links, LinkTable) or not self.site.names.hides_links:
+            return self.with_links(replace(crawl, links=links_table(links).without(hidden)))
+        evidence = copy.copy(self)
+        uses = _anchor_uses(crawl, self.site.row)
+        assert isinstance(uses, AnchorUses)
+        row, width = self.site.row, len(self.site.urls)
+        keys = np.sort(np.array([row[s] * width + row[t] for s, t in hidden if s in row and t in row],
+                                dtype=np.int64))
+        hidden_uses = in_sorted(keys, uses.source.astype(np.int64) * width + uses.target)
+        evidence.site = self.site.with_names(self.site.names.without_links(uses, hidden_uses))
+        del uses, hidden_uses
+        # A hidden pair is one page fewer linking its target (``inbound_counts``: any position).
+        ids, n = links.ids, len(links.urls)
+        table_keys = np.sort(np.array([ids[s] * n + ids[t] for s, t in hidden
+                                       if s in ids and t in ids and s != t], dtype=np.int64))
+        linked = distinct(links.pair_keys()[in_sorted(table_keys, links.pair_keys())])
+        fewer = Counter(links.urls[t] for t in (linked % n).tolist())
+        if fewer:
+            inbound = links.inbound()
+            evidence.needs_links = self.needs_links.copy()
+            for url, k in fewer.items():
+                if url in row:
+                    evidence.needs_links[row[url]] = needs_links(inbound.get(url, 0) - k)
         return evidence
 
     def _links_changed(self, crawl: Crawl) -> None:
