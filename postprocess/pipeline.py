@@ -21,7 +21,7 @@ import numpy as np
 from postprocess.background import Background, available_workers
 from postprocess.options import Options
 from postprocess.stages.anchors import AnchorFinder, anchored_rows
-from postprocess.stages.candidates import Suggestion, apply_caps, find_candidates
+from postprocess.stages.candidates import PairFilter, Suggestion, apply_caps, find_candidates
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
 from postprocess.stages.index import PageIndex, build_index
@@ -59,13 +59,14 @@ class Suggestions:
 def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                    evidence: Evidence | None = None, sources: frozenset[str] | None = None,
                    held_back: Mapping[tuple[str, str], str] | None = None,
+                   filters: PairFilter | None = None,
                    ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """Filtered, scored pairs as columns, at most POOL_FACTOR × the caps per source and target;
     pairs in ``held_back`` (decided by an editor) are never among them."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
                            pool_targets=POOL_FACTOR * max(options.per_target, 1),
-                           evidence=evidence, sources=sources, held_back=held_back)
+                           evidence=evidence, sources=sources, held_back=held_back, filters=filters)
 
 
 def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Embeddings,
@@ -92,12 +93,15 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     is made again)."""
     finder = finder or AnchorFinder(crawl, options.title_anchors)
     evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
+    filters: list[PairFilter] = []  # the site's, made for the first fold: each fold's is it less its links
 
     def pool(crawl: Crawl, hidden: frozenset[tuple[str, str]], sources: frozenset[str] | None
              ) -> list[Suggestion]:
+        if not filters:
+            filters.append(PairFilter(crawl, index.urls, options))
         visible = replace(crawl, links=links_table(crawl.links).without(hidden))
         rows, _, _ = candidate_pool(visible, embeddings, index, options, evidence.without(crawl, hidden),
-                                    sources)
+                                    sources, filters=filters[0].without(hidden))
         return anchor_pool(visible, rows, embeddings, passages, options, finder=finder.with_links(visible))
 
     return learn(crawl, options, pool)

@@ -233,3 +233,24 @@ def test_invalid_options_are_one_line_errors(options, message):
 def test_min_score_may_pass_max_similarity(min_score):
     """The combined score passes 1 with lexical and name evidence: a cut of 2 is a valid choice."""
     validate(Options(min_score=min_score, max_similarity=0.95))
+
+
+@pytest.mark.parametrize("content_only", [False, True])
+def test_a_folds_filters_are_the_sites_less_the_hidden_pairs(content_only):
+    """``PairFilter.without`` (a confidence fold's filters, the site's made once) lets through the
+    pairs a filter made for the crawl without the hidden links lets through; the rest is the site's."""
+    pages = [A, B, _with(B, url="https://s.test/c/"), _with(B, url="https://s.test/d/")]
+    links = [Link(A.url, B.url), Link(A.url, B.url, position="nav"), Link(A.url, pages[2].url),
+             Link(pages[3].url, A.url, position="nav"), Link(B.url, pages[2].url)]
+    crawl = Crawl(pages=pages, links=links)
+    urls = [p.url for p in pages]
+    options = Options(content_links_only=content_only)
+    hidden = {(A.url, B.url), (pages[3].url, A.url), ("https://s.test/gone/", A.url)}
+    fewer = PairFilter(crawl, urls, options).without(hidden)
+    rebuilt = PairFilter(Crawl(pages=pages, links=[k for k in links if (k.source_url, k.target_url)
+                                                   not in hidden]), urls, options)
+    assert fewer.linked.tolist() == rebuilt.linked.tolist()
+    assert fewer.all_linked.tolist() == rebuilt.all_linked.tolist()
+    assert fewer.pages == rebuilt.pages
+    found = Candidates(np.arange(4), np.array([0.5] * 4), np.zeros(4, dtype=np.float32))
+    assert fewer.allowed(0, found, Counter()).tolist() == [False, True, False, True]

@@ -11,6 +11,7 @@ filtered and scored as columns (NumPy arrays of page numbers and parts).
 
 from __future__ import annotations
 
+import copy
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -111,6 +112,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
                     pool_size: int | None = None, pool_targets: int | None = None,
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
                     held_back: Mapping[tuple[str, str], str] | None = None,
+                    filters: PairFilter | None = None,
                     ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
@@ -119,6 +121,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     this crawl's pages and links) is reused when given; ``sources`` limits the sources ranked.
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
+    ``filters``: the ``PairFilter`` of this crawl over the index's pages, when made already.
 
     Every source's pairs are filtered and scored as columns, and the pairs the caps keep stay
     columns (a ``Pool``): rows are made when they are read.
@@ -126,7 +129,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     evidence = evidence or scoring.Evidence(crawl, embeddings, options.neighbours)
     if index.urls != evidence.site.urls:
         raise ValueError("the index and the page vectors list different pages")
-    site = PairFilter(crawl, index.urls, options)
+    site = filters or PairFilter(crawl, index.urls, options)
     pool = _PairColumns()
     rejected: Counter[str] = Counter()
     duplicates: Duplicates = {}
@@ -187,6 +190,20 @@ class PairFilter:
                                   if p is not None and p.lang else 0 for p in self.pages], dtype=np.int64)
         self.linked = linked_keys(crawl.links, urls, options.content_links_only)
         self.all_linked = linked_keys(crawl.links, urls) if options.content_links_only else self.linked
+
+    def without(self, hidden: Iterable[tuple[str, str]]) -> PairFilter:
+        """These filters for the same pages with the links of the ``hidden`` (source, target) URL
+        pairs gone (a confidence fold's): only the linked pairs change, a hidden pair losing all
+        its links."""
+        where = {url: i for i, url in enumerate(self.urls)}
+        n = len(self.urls)
+        keys = np.sort(np.array([where[s] * n + where[t] for s, t in hidden if s in where and t in where],
+                                dtype=np.int64))
+        fewer = copy.copy(self)
+        fewer.linked = self.linked[~in_sorted(keys, self.linked)]
+        fewer.all_linked = (self.all_linked[~in_sorted(keys, self.all_linked)]
+                            if self.all_linked is not self.linked else fewer.linked)
+        return fewer
 
     def allowed(self, source: int, found: scoring.Candidates, rejected: Counter[str]) -> np.ndarray:
         """Mask of the pairs that pass the filters, in order (self, the target's own exclusion,

@@ -177,10 +177,11 @@ class LinkTable(Sequence[Link]):
     def without(self, pairs: Iterable[tuple[str, str]]) -> LinkTable:
         """These links without any link of the given (source, target) URL pairs."""
         ids, n = self.ids, len(self.urls)
-        hidden = np.fromiter((ids[s] * n + ids[t] for s, t in pairs if s in ids and t in ids), dtype=np.int64)
+        hidden = np.sort(np.fromiter((ids[s] * n + ids[t] for s, t in pairs if s in ids and t in ids),
+                                     dtype=np.int64))
         if not len(hidden):
             return self
-        return self.take(~np.isin(self.pair_keys(), hidden))
+        return self.take(~in_sorted(hidden, self.pair_keys()))
 
     @classmethod
     def from_links(cls, links: Iterable[Link]) -> LinkTable:
