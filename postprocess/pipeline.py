@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,6 @@ from postprocess.stages.candidates import PairFilter, Suggestion, apply_caps, fi
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
 from postprocess.stages.index import PageIndex, build_index
-from postprocess.stages.links import links_table
 from postprocess.stages.load import Crawl, require_linkable
 from postprocess.stages.passages import PassageVectors, add_passage_scores
 from postprocess.stages.scoring import Evidence
@@ -89,8 +88,9 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
                      options: Options, finder: AnchorFinder | None = None,
                      evidence: Evidence | None = None) -> ConfidenceModel:
     """The site's confidence model, from pools ranked with a share of its links hidden (``finder``
-    and ``evidence``, built for ``crawl``, are reused for its pages: only what depends on the links
-    is made again)."""
+    and ``evidence``, built for ``crawl``, are reused: each fold's evidence, pair filters and
+    finder are the site's less the fold's hidden links, ``without`` them, so that a fold costs what
+    its sampled sources and hidden links cost, not a rebuild for the whole site)."""
     finder = finder or AnchorFinder(crawl, options.title_anchors)
     evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
     filters: list[PairFilter] = []  # the site's, made for the first fold: each fold's is it less its links
@@ -99,10 +99,9 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
              ) -> list[Suggestion]:
         if not filters:
             filters.append(PairFilter(crawl, index.urls, options))
-        visible = replace(crawl, links=links_table(crawl.links).without(hidden))
-        rows, _, _ = candidate_pool(visible, embeddings, index, options, evidence.without(crawl, hidden),
+        rows, _, _ = candidate_pool(crawl, embeddings, index, options, evidence.without(crawl, hidden),
                                     sources, filters=filters[0].without(hidden))
-        return anchor_pool(visible, rows, embeddings, passages, options, finder=finder.with_links(visible))
+        return anchor_pool(crawl, rows, embeddings, passages, options, finder=finder.without(crawl, hidden))
 
     return learn(crawl, options, pool)
 

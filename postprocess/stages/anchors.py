@@ -32,8 +32,8 @@ import itertools
 import operator
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import ahocorasick
@@ -42,9 +42,17 @@ import numpy as np
 from linkspider.items import PROSE_KINDS
 from postprocess import background
 from postprocess.background import in_chunks
-from postprocess.stages.links import LinkTable, TargetsBySource, content_uses, distinct
+from postprocess.stages.links import (
+    LinkTable,
+    TargetsBySource,
+    content_uses,
+    distinct,
+    in_sorted,
+    links_table,
+)
 from postprocess.stages.load import Crawl, Link, Page, PageValues, resolve
 from postprocess.stages.output import progress
+from postprocess.stages.overlay import Changed
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 
@@ -543,6 +551,142 @@ class AnchorFinder:
         finder._index_links(crawl.links)
         return finder
 
+    def without(self, crawl: Crawl, hidden: Collection[tuple[str, str]]) -> AnchorFinder:
+        """This finder (made for ``crawl``) for its links less those of the ``hidden`` (source,
+        target) URL pairs: what ``with_links`` makes for the crawl without them, at a confidence
+        fold's cost. Only what the hidden links change is made again (the names of the targets
+        their anchor texts name, the pages linking those texts, the hidden targets' counts and
+        spellings, the hidden sources' linked pages), read through the site's for the rest. Links
+        not in a table: the crawl without them, through ``with_links``."""
+        table = crawl.links
+        if not isinstance(table, LinkTable):
+            return self.with_links(replace(crawl, links=links_table(table).without(hidden)))
+        ids, n = table.ids, len(table.urls)
+        keys = np.sort(np.array([ids[s] * n + ids[t] for s, t in hidden if s in ids and t in ids],
+                                dtype=np.int64))
+        # the in-content links as columns, and which of them the fold hides (all of a hidden pair's)
+        content = np.flatnonzero(table.content())
+        links = _FoldLinks(table.source[content], table.target[content], table.anchor[content])
+        del content
+        links.gone = in_sorted(keys, links.source.astype(np.int64) * n + links.target)
+        finder = copy.copy(self)
+        finder._names_without(table, links)
+        finder._spellings_without(table, links)
+        by_source: dict[str, set[str]] = defaultdict(set)  # the hidden sources' linked pages
+        for s, t in hidden:
+            by_source[s].add(t)
+        finder.linked = _LinkedWithout(self.linked, by_source)
+        finder._names, finder._written, finder._owners = {}, {}, {}
+        return finder
+
+    def _names_without(self, table: LinkTable, links: _FoldLinks) -> None:
+        """The counts of the names the hidden links give (their words' uses, each target's uses, the
+        pages linking them) and the link names of every target they may change, from the links kept."""
+        key_words, key_of, usable = self._anchor_keys(table)
+        key = key_of[links.anchor]
+        other = links.source != links.target
+        touched = np.zeros(len(key_words) + 1, dtype=bool)  # the last: no words (-1)
+        touched[key[links.gone]] = True
+        touched[-1] = False
+        seen = ~links.gone
+        uses = np.bincount(key[seen & other & usable[key]], minlength=len(key_words))  # site-wide
+        named = other & usable[key] & touched[key]  # links whose targets' names may change
+        per_target: dict[str, Counter[tuple[str, ...]] | None] = {}
+        hidden = named & links.gone
+        urls = table.urls
+        for t, k, c in zip(*_pair_counts(links.target[hidden], key[hidden]), strict=True):
+            left = per_target.get(urls[t])
+            if left is None:
+                left = per_target[urls[t]] = Counter(self.name_uses.get(urls[t], Counter()))
+            left[key_words[k]] -= c
+            if not left[key_words[k]]:
+                del left[key_words[k]]
+        self.name_uses = Changed(self.name_uses, {url: counts or None for url, counts in per_target.items()})
+        number = {words: i for i, words in enumerate(key_words)}
+        link_names: dict[str, list[tuple[str, ...]] | None] = {}
+        for t in distinct(links.target[named]).tolist():
+            counts = self.name_uses.get(urls[t])
+            link_names[urls[t]] = [] if counts is None else names_from_counts(
+                _Uses(uses, number), {urls[t]: counts}, MIN_COMMONNESS, MIN_NAME_USES)[urls[t]]
+        self._link_named = Changed(self._link_named, self._owners_again(link_names))
+        self.link_names = Changed(self.link_names, link_names)
+        # pages linking each touched text's words (any page, its own too)
+        linking = seen & touched[key]
+        pairs = distinct(links.source[linking].astype(np.int64) * len(key_words) + key[linking])
+        sources = np.bincount(pairs % max(1, len(key_words)), minlength=len(key_words))
+        self.linking_pages = Changed(self.linking_pages, {
+            key_words[k]: int(sources[k]) or None for k in np.flatnonzero(touched[:-1]).tolist()})
+
+    def _spellings_without(self, table: LinkTable, links: _FoldLinks) -> None:
+        """The spellings of the hidden links' targets, from the links kept (each text once a target)."""
+        targets = distinct(links.target[links.gone])
+        is_target = np.zeros(len(table.urls), dtype=bool)
+        is_target[targets] = True
+        kept = is_target[links.target] & ~links.gone
+        width = max(1, len(table.anchors))
+        given = distinct(links.target[kept].astype(np.int64) * width + links.anchor[kept])
+        urls, texts = table.urls, table.anchors
+        spellings: dict[str, set[str] | None] = {urls[t]: None for t in targets.tolist()}
+        for t, a in zip((given // width).tolist(), (given % width).tolist(), strict=True):
+            if texts[a]:
+                found = spellings[urls[t]]
+                if found is None:
+                    found = spellings[urls[t]] = set()
+                found.add(" ".join(texts[a].split()))
+        self.spellings = Changed(self.spellings, spellings)
+
+    def _anchor_keys(self, table: LinkTable) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
+        """Each of ``table``'s anchor texts' words (a number into the list; -1: no words), and
+        whether those words can be a link name (``anchor_counts``); made once a table."""
+        made = self.__dict__.get("_keys_of")
+        if made is not None and made[0] is table:
+            return made[1]
+        number: dict[tuple[str, ...], int] = {}
+        usable: list[bool] = []
+        of_text = np.full(len(table.anchors) + 1, -1, dtype=np.int32)
+        for a, text in enumerate(table.anchors):
+            key = tuple(words(text)) if text else ()
+            if key:
+                if key not in number:
+                    number[key] = len(number)
+                    content = [w for w in key if w not in STOPWORDS]
+                    usable.append(bool(content) and len(key) <= MAX_WORDS
+                                  and not all(w in WEAK_WORDS for w in content))
+                of_text[a] = number[key]
+        result = (list(number), of_text, np.array(usable + [False], dtype=bool))
+        self.__dict__["_keys_of"] = (table, result)
+        return result
+
+    def _owners_again(self, link_names: Mapping[str, list[tuple[str, ...]] | None]
+                      ) -> dict[tuple[str, ...], str | frozenset[str] | None]:
+        """``_link_named`` again for the names that ``link_names`` (the targets whose link names a
+        fold changes: their new names) gives or took away: the pages' owners and the link owners."""
+        def trimmed(names: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
+            return {key for key, _ in map(_trimmed, ((key, "link") for key in names))
+                    if key and _nameable(key)}
+
+        def as_set(owner: str | frozenset[str] | None) -> set[str]:
+            return set() if owner is None else {owner} if isinstance(owner, str) else set(owner)
+
+        moved: set[tuple[str, ...]] = set()  # names a changed target gained or lost
+        named_now: dict[tuple[str, ...], set[str]] = defaultdict(set)  # name -> changed targets it names
+        for url, names in link_names.items():
+            after = trimmed(names or ())
+            moved |= after ^ trimmed(self.link_names.get(url, ()))
+            for key in after:
+                named_now[key].add(url)
+        changed: dict[tuple[str, ...], str | frozenset[str] | None] = {}
+        for key in moved:
+            linked = {url for url in as_set(self._link_named.get(key)) if url not in link_names
+                      and key in trimmed(self.link_names.get(url, ()))}
+            linked |= named_now.get(key, set())
+            if not linked:
+                changed[key] = None
+                continue
+            everyone = linked | as_set(self._page_named.get(key))
+            changed[key] = next(iter(everyone)) if len(everyone) == 1 else frozenset(everyone)
+        return changed
+
     def _index_links(self, links: Sequence[Link], counts: AnchorCounts | None = None) -> None:
         """What the existing links say: which pages each source links, and the names links give targets
         (``counts``: ``anchor_counts(links)`` when the caller has it)."""
@@ -855,6 +999,56 @@ class AnchorFinder:
             phrase = f"{options[0]} ({s.target_url})"
         src.used_phrases.add(phrase.lower())
         s.anchor, s.anchor_type, s.context = phrase, "title", ""
+
+
+@dataclass
+class _FoldLinks:
+    """A fold's in-content links as columns, and which of them it hides."""
+
+    source: np.ndarray
+    target: np.ndarray
+    anchor: np.ndarray
+    gone: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+def _pair_counts(first: np.ndarray, second: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """The distinct (first, second) pairs of two columns, with how often each comes."""
+    width = int(second.max(initial=-1)) + 1
+    keys, counts = np.unique(first.astype(np.int64) * max(width, 1) + second, return_counts=True)
+    return (keys // max(width, 1)).tolist(), (keys % max(width, 1)).tolist(), counts.tolist()
+
+
+class _Uses(Mapping[tuple[str, ...], int]):
+    """Links per name, read from a count per name number (``anchor_counts``' first count)."""
+
+    def __init__(self, counts: np.ndarray, number: Mapping[tuple[str, ...], int]) -> None:
+        self._counts, self._number = counts, number
+
+    def __getitem__(self, key: tuple[str, ...]) -> int:
+        return int(self._counts[self._number[key]])
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return iter(self._number)
+
+    def __len__(self) -> int:
+        return len(self._number)
+
+
+class _LinkedWithout:
+    """The pages each source links (``TargetsBySource`` or a dict of sets) less some (hidden) ones."""
+
+    def __init__(self, linked: Mapping[str, set[str]] | TargetsBySource, hidden: Mapping[str, set[str]]):
+        self._linked, self._hidden = linked, hidden
+
+    def get(self, source: str, default: set[str] | None = None) -> set[str] | None:
+        found = self._linked.get(source)
+        if found is None:
+            return default
+        found = set(found) - self._hidden.get(source, set())
+        return found or default
+
+    def __getitem__(self, source: str) -> set[str]:
+        return self.get(source) or set()
 
 
 def anchor_counts(links: Iterable[Link]) -> AnchorCounts:

@@ -23,9 +23,8 @@ import operator
 import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import ahocorasick
 import numpy as np
@@ -34,6 +33,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
 from postprocess.background import Background, worth_a_fork
 from postprocess.stages.links import distinct, first_seen
+from postprocess.stages.overlay import Changed
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 
@@ -43,8 +43,6 @@ TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
 #: Longest name (in tokens) looked up in page texts.
 MAX_NAME_TOKENS = 8
-Key = TypeVar("Key")
-Value = TypeVar("Value")
 #: Anchor texts that never name a page.
 GENERIC_ANCHORS = frozenset(
     "here click here read more more this page link next previous back top home learn more "
@@ -363,32 +361,6 @@ def _add_page_names(by_words: dict[tuple[str, ...], list[_Name]],
                 names.append(_Name(row, phrase, kind, 1.0 / len(pages)))
 
 
-class _Changed(Mapping[Key, Value]):
-    """A mapping with some keys' values changed (a value None: the key is gone); read through."""
-
-    def __init__(self, base: Mapping[Key, Value], changed: Mapping[Key, Value | None]) -> None:
-        self._base, self._changed = base, changed
-
-    def __getitem__(self, key: Key) -> Value:
-        if key in self._changed:
-            value = self._changed[key]
-            if value is None:
-                raise KeyError(key)
-            return value
-        return self._base[key]
-
-    def __contains__(self, key: object) -> bool:
-        if key in self._changed:
-            return self._changed[key] is not None  # type: ignore[index]
-        return key in self._base
-
-    def __iter__(self) -> Iterator[Key]:
-        return (key for key in self._base if key in self)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 class _WithoutNames(Sequence[Counter[tuple[str, ...]]]):
     """Per page, a site index's name counts without some names (those a fold's hidden links gave
     alone), made when a page is asked for."""
@@ -492,8 +464,8 @@ class NameIndex:
         changed = [words_of[k] for k in touched.tolist()]
         _add_page_names(names, {words: self._owners[words] for words in changed if words in self._owners})
         fold = copy.copy(self)
-        fold.by_words = _Changed(self.by_words, {words: names.get(words) for words in changed})
-        fold.keyphraseness = _Changed(self.keyphraseness, {
+        fold.by_words = Changed(self.by_words, {words: names.get(words) for words in changed})
+        fold.keyphraseness = Changed(self.keyphraseness, {
             words: self._keyphraseness(words, counts) if words in names else None for words in changed})
         gone = frozenset(words for words in changed if words not in names)
         fold.page_names = _WithoutNames(self.page_names, gone) if gone else self.page_names
