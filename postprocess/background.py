@@ -74,6 +74,8 @@ class Background(Generic[T]):
         self._function, self._args = function, args
         self._pid: int | None = None
         self._read = -1
+        self._done = False
+        self._value: T
         self.forked = fork and hasattr(os, "fork")
         if not self.forked:
             return
@@ -100,6 +102,18 @@ class Background(Generic[T]):
         os.close(write)
         self._pid, self._read = pid, read
 
+    @property
+    def done(self) -> bool:
+        """Whether the value was computed here already (``now``)."""
+        return self._done
+
+    def now(self) -> Background[T]:
+        """Without a child: compute the value here and now (``result`` returns it), and let the
+        arguments go; the caller chooses when this process does the work."""
+        if self._pid is None and not self._done:
+            self._value, self._done, self._args = self._function(*self._args), True, ()
+        return self
+
     def forget(self, *values: object) -> None:
         """Let this process free ``values``, arguments the forked child already has (its own copy):
         they are dropped from the arguments kept here, so a run here (when the child died without
@@ -110,6 +124,8 @@ class Background(Generic[T]):
     def result(self) -> T:
         """The function's value: the child's, or computed here when there was no child or it died
         without one. An exception the function raised in the child is raised here as RuntimeError."""
+        if self._done:
+            return self._value
         if self._pid is None:
             return self._function(*self._args)
         with os.fdopen(self._read, "rb") as pipe:

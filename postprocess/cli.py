@@ -232,7 +232,7 @@ def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
     from postprocess.apps.report import write_cannibalisation, write_parquet
     from postprocess.background import Background
-    from postprocess.pipeline import candidate_pool, learn_in_background, workers
+    from postprocess.pipeline import candidate_pool, learn_beside, learn_in_background, workers
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.scoring import Evidence
 
@@ -243,19 +243,23 @@ def stage_rank(s: Session) -> None:
                                                   workers(s.options)))
     if s.args.command == "run" and workers(s.options) > 1:
         # The confidence model depends on the pages and links, not on this ranking: learned on the
-        # second core while this one ranks and anchors (the anchors stage collects it).
+        # second core while this one ranks and anchors (the anchors stage collects it), or, on a
+        # large site, here and first (``learn_beside``).
         s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
                                                             workers(s.options)))
         s.passages = passage_vectors(s)
         s.timed("rank", s.evidence.ready)  # the TF-IDF index, made beside the finder: before the next fork
         s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,
-                                s.finder, s.evidence)
+                                s.finder, s.evidence, fork=learn_beside(crawl, s.options))
+        if not s.learning.forked:
+            s.learning.now()
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
                                        held_back=held_back))
-    if s.learning is not None and s.learning.forked:
-        # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now: this process, which
-        # only anchors from here on, lets its copy go (a learning redone here makes it again).
+    if s.learning is not None and (s.learning.forked or s.learning.done):
+        # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now, or the learning is
+        # done: this process, which only anchors from here on, lets its copy go (a learning redone
+        # here makes it again).
         s.learning.forget(s.evidence)
         s.evidence = None
     write_parquet(s.out / "candidates.parquet", s.rows)

@@ -106,6 +106,21 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     return learn(crawl, options, pool)
 
 
+#: Sites with more pages than this learn their confidence model in the main process before the
+#: ranking, not in a forked child beside it: a forked child keeps the pages of the parent's heap
+#: that either process then writes (reference counts of the pages, names and texts the ranking
+#: reads), a copy that grows with the site (100k synthetic pages: tree PSS 3.12–3.19 GB beside,
+#: 2.84 GB here; +46 s of learning on the way, which on two cores shared with the ranking was
+#: within the machine's noise), while the learning's own cost is a fixed sample of sources.
+LEARN_BESIDE_MAX_PAGES = 50_000
+
+
+def learn_beside(crawl: Crawl, options: Options) -> bool:
+    """Whether the confidence model is learned in a forked child beside the ranking (two processes,
+    a site of at most ``LEARN_BESIDE_MAX_PAGES`` pages), or in this process first."""
+    return workers(options) > 1 and len(crawl.pages) <= LEARN_BESIDE_MAX_PAGES
+
+
 def workers(options: Options) -> int:
     """Processes the run uses: ``--workers``, or one per core when it is 0."""
     return options.workers or available_workers()
@@ -180,9 +195,11 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     evidence.ready()  # its TF-IDF index, made beside the finder: collected before the next fork
     timings["rank"] += time.perf_counter() - started
     learning = None
-    if confidence is None:  # independent of the ranking below: on a second core when there is one
+    if confidence is None:  # independent of the ranking below: on a second core (a small site), or first
         learning = Background(learn_in_background, crawl, embeddings, index, passages, options, finder,
-                              evidence, fork=workers(options) > 1)
+                              evidence, fork=learn_beside(crawl, options))
+        if not learning.forked:
+            learning.now()
     started = time.perf_counter()
     rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence,
                                               held_back=held_back)

@@ -46,6 +46,21 @@ def test_without_fork_it_runs_here_when_asked():
     assert job.result() == (os.getpid(), 9)
 
 
+def test_without_fork_it_runs_here_now_once_and_lets_its_arguments_go():
+    calls: list[int] = []
+
+    def square(n: int) -> int:
+        calls.append(n)
+        return n * n
+
+    job = Background(square, 4, fork=False)
+    assert not job.done and calls == []
+    assert job.now() is job and job.done and calls == [4] and job._args == ()
+    assert job.now().result() == 16 and job.result() == 16 and calls == [4]  # computed once
+    forked = Background(where, 2).now()  # with a child, ``now`` leaves the work to it
+    assert not forked.done and forked.result()[1] == 4
+
+
 def test_a_child_that_dies_is_replaced_by_the_parent():
     assert Background(die_in_a_child, 5).result() == (os.getpid(), 25)
 

@@ -114,3 +114,41 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
         dataclasses.asdict(s) for s in one.cannibalisation]
     assert two.rejected == one.rejected
     assert two.confidence.to_json() == one.confidence.to_json()
+
+
+def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkeypatch):
+    """Past ``LEARN_BESIDE_MAX_PAGES`` the model is learned in this process, first (a forked learner
+    keeps the pages of the heap the ranking writes, a copy that grows with the site); the TF-IDF
+    index and the anchors still take the second core, and the queue and the model are the same."""
+    from postprocess import background, pipeline
+
+    crawl, emb = site
+    beside = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
+    forks: list[bool] = []
+    steps: list[str] = []
+    real_init, real_learn, real_pool = (background.Background.__init__, pipeline.learn_confidence,
+                                        pipeline.candidate_pool)
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        real_init(self, *args, **kwargs)
+        forks.append(self.forked)
+
+    def learned(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        steps.append("learn")
+        return real_learn(*args, **kwargs)
+
+    def pooled(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        steps.append("rank")
+        return real_pool(*args, **kwargs)
+
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background, "CHUNK", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    monkeypatch.setattr(pipeline, "learn_confidence", learned)
+    monkeypatch.setattr(pipeline, "candidate_pool", pooled)
+    monkeypatch.setattr(pipeline, "LEARN_BESIDE_MAX_PAGES", len(crawl.pages) - 1)
+    here = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
+    assert forks == [True, False, True]  # the TF-IDF index, the confidence model (here), the anchors
+    assert steps[0] == "learn" and steps[-1] == "rank"  # its folds rank too; the site's ranking comes last
+    assert [dataclasses.asdict(s) for s in here.rows] == [dataclasses.asdict(s) for s in beside.rows]
+    assert here.confidence.to_json() == beside.confidence.to_json()
