@@ -110,8 +110,8 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
 #: ranking, not in a forked child beside it: a forked child keeps the pages of the parent's heap
 #: that either process then writes (reference counts of the pages, names and texts the ranking
 #: reads), a copy that grows with the site (100k synthetic pages: tree PSS 3.12–3.19 GB beside,
-#: 2.84 GB here; +46 s of learning on the way, which on two cores shared with the ranking was
-#: within the machine's noise), while the learning's own cost is a fixed sample of sources.
+#: 2.84–2.87 GB here, for 46–59 s of learning on the way: ~6% of the run, within the machine's
+#: noise), while the learning's own cost is that of a fixed sample of sources.
 LEARN_BESIDE_MAX_PAGES = 50_000
 
 

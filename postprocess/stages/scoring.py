@@ -146,7 +146,9 @@ class Evidence:
         ids, n = links.ids, len(links.urls)
         table_keys = np.sort(np.array([ids[s] * n + ids[t] for s, t in hidden
                                        if s in ids and t in ids and s != t], dtype=np.int64))
-        linked = distinct(links.pair_keys()[in_sorted(table_keys, links.pair_keys())])
+        every = links.pair_keys()
+        linked = distinct(every[in_sorted(table_keys, every)])
+        del every
         fewer = Counter(links.urls[t] for t in (linked % n).tolist())
         if fewer:
             inbound = links.inbound()
