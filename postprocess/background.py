@@ -2,10 +2,11 @@
 
 A fork shares the parent's memory copy-on-write, so the child starts with everything the
 parent built (the crawl, the evidence, the anchor finder) without copying or pickling it;
-only the result travels back, pickled through a pipe (``in_chunks``: through a file, a chunk
-at a time). The child runs torch on one thread: a fork after torch's OpenMP pool has run would
-otherwise hang in the child's first parallel operation. Where there is no ``fork`` (or one
-core, or ``workers`` 1) the function simply runs in the parent when its result is asked for; if
+only the result travels back, pickled through an unlinked temporary file (so a child leaves,
+its memory freed, as soon as its value is written; ``in_chunks``: a chunk at a time). The
+child runs torch on one thread: a fork after torch's OpenMP pool has run would otherwise hang
+in the child's first parallel operation. Where there is no ``fork`` (or one core, or
+``workers`` 1) the function simply runs in the parent when its result is asked for; if
 the child dies (killed for memory, say) it runs again there, so a result is never lost.
 ``in_chunks`` shares a pass over many items (pages, sources) with a forked second process, chunk
 by chunk, whoever is free first.
@@ -19,7 +20,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import IO, Generic, TypeVar
 
 from postprocess.memory import give_back
 
@@ -73,7 +74,7 @@ class Background(Generic[T]):
     def __init__(self, function: Callable[..., T], *args: object, fork: bool = True) -> None:
         self._function, self._args = function, args
         self._pid: int | None = None
-        self._read = -1
+        self._file: IO[bytes] | None = None
         self._done = False
         self._value: T
         self.forked = fork and hasattr(os, "fork")
@@ -82,10 +83,12 @@ class Background(Generic[T]):
         sys.stdout.flush()
         sys.stderr.flush()
         give_back()  # freed memory the child would copy by allocating into it
-        read, write = os.pipe()
+        # The value goes back through an unlinked temporary file, not a pipe: a child that has its
+        # value writes it and leaves at once, freeing its memory, instead of waiting (its memory
+        # held) until the parent reads a pipe too full to take it.
+        self._file = tempfile.TemporaryFile(prefix="linkspider-background-")
         pid = os.fork()
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
-            os.close(read)
             code = 0
             try:
                 _die_with_parent()
@@ -95,12 +98,11 @@ class Background(Generic[T]):
                 payload = pickle.dumps(("error", f"{type(error).__name__}: {error}"))
                 code = 1
             try:
-                with os.fdopen(write, "wb") as pipe:
-                    pipe.write(payload)
+                self._file.write(payload)
+                self._file.flush()
             finally:
                 os._exit(code)
-        os.close(write)
-        self._pid, self._read = pid, read
+        self._pid = pid
 
     @property
     def done(self) -> bool:
@@ -128,11 +130,14 @@ class Background(Generic[T]):
             return self._value
         if self._pid is None:
             return self._function(*self._args)
-        with os.fdopen(self._read, "rb") as pipe:
-            payload = pipe.read()
-        os.waitpid(self._pid, 0)
+        _, status = os.waitpid(self._pid, 0)
         self._pid = None
-        if not payload:  # the child died before answering (out of memory, a signal): do it here
+        assert self._file is not None
+        with self._file as written:
+            written.seek(0)
+            payload = written.read()
+        self._file = None
+        if not payload or os.WIFSIGNALED(status):  # the child died (out of memory, a signal): do it here
             return self._function(*self._args)
         status, value = pickle.loads(payload)
         if status != "ok":

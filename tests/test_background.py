@@ -61,6 +61,26 @@ def test_without_fork_it_runs_here_now_once_and_lets_its_arguments_go():
     assert not forked.done and forked.result()[1] == 4
 
 
+def big(n: int) -> bytes:
+    return b"x" * n
+
+
+def test_a_child_leaves_as_soon_as_its_value_is_written():
+    """A value larger than a pipe holds (64 KB) does not keep the child, and its memory, waiting
+    for the parent to read: the child has exited (a zombie until reaped) before ``result``."""
+    job = Background(big, 8 * 2**20)
+    deadline = time.monotonic() + 20
+    state = ""
+    while time.monotonic() < deadline:
+        with open(f"/proc/{job._pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    assert state == "Z"
+    assert job.result() == b"x" * 8 * 2**20
+
+
 def test_a_child_that_dies_is_replaced_by_the_parent():
     assert Background(die_in_a_child, 5).result() == (os.getpid(), 25)
 
