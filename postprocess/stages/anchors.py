@@ -561,9 +561,8 @@ class AnchorFinder:
         table = crawl.links
         if not isinstance(table, LinkTable):
             return self.with_links(replace(crawl, links=links_table(table).without(hidden)))
-        ids, n = table.ids, len(table.urls)
-        keys = np.sort(np.array([ids[s] * n + ids[t] for s, t in hidden if s in ids and t in ids],
-                                dtype=np.int64))
+        n = len(table.urls)
+        keys = table.keys_of(hidden)
         # the in-content links as columns, and which of them the fold hides (all of a hidden pair's)
         content = np.flatnonzero(table.content())
         links = _FoldLinks(table.source[content], table.target[content], table.anchor[content])

@@ -350,6 +350,13 @@ class _FilteredNames(Sequence[Counter[tuple[str, ...]]]):
         return Counter({w: n for w, n in self._counts[i].items() if w in names})
 
 
+def _add_anchor_names(by_words: dict[tuple[str, ...], list[_Name]], counts: _AnchorCounts) -> None:
+    """The links' names (a ``defaultdict(list)``): commonness = share of the name's uses that point
+    to this target."""
+    for words, target, n, spelling in counts.pairs:
+        by_words[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
+
+
 def _add_page_names(by_words: dict[tuple[str, ...], list[_Name]],
                     owners: Mapping[tuple[str, ...], list[tuple[int, str, str]]]) -> None:
     """The pages' own names (h1, cleaned title: ``owners``) after the links' names; commonness shared
@@ -402,8 +409,7 @@ class NameIndex:
         self._naming = _anchor_naming(anchor_uses) if isinstance(anchor_uses, AnchorUses) else None
         counts = (_count_anchor_columns(anchor_uses, self._naming) if isinstance(anchor_uses, AnchorUses)
                   else _count_anchor_uses(anchor_uses))
-        for words, target, n, spelling in counts.pairs:
-            self.by_words[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
+        _add_anchor_names(self.by_words, counts)
         # Page names: h1 and cleaned title; commonness shared among pages with the same name.
         owners: dict[tuple[str, ...], list[tuple[int, str, str]]] = defaultdict(list)
         for row, (h1, title) in enumerate(titles):
@@ -459,8 +465,7 @@ class NameIndex:
         counts = _count_anchor_columns(
             AnchorUses(uses.source[kept], uses.target[kept], uses.anchor[kept], uses.texts), self._naming)
         names: dict[tuple[str, ...], list[_Name]] = defaultdict(list)
-        for words, target, n, spelling in counts.pairs:
-            names[words].append(_Name(target, spelling, "anchor", n / counts.uses[words]))
+        _add_anchor_names(names, counts)
         changed = [words_of[k] for k in touched.tolist()]
         _add_page_names(names, {words: self._owners[words] for words in changed if words in self._owners})
         fold = copy.copy(self)

@@ -174,11 +174,16 @@ class LinkTable(Sequence[Link]):
         unique, _, counts = first_seen(self.anchor[mask].astype(np.int64) * width + self.target[mask])
         return (unique // width).tolist(), (unique % width).tolist(), counts.tolist()
 
+    def keys_of(self, pairs: Iterable[tuple[str, str]]) -> np.ndarray:
+        """The given (source, target) URL pairs as sorted ``pair_keys`` (pairs of URLs the table does
+        not hold left out)."""
+        ids, n = self.ids, len(self.urls)
+        return np.sort(np.fromiter((ids[s] * n + ids[t] for s, t in pairs if s in ids and t in ids),
+                                   dtype=np.int64))
+
     def without(self, pairs: Iterable[tuple[str, str]]) -> LinkTable:
         """These links without any link of the given (source, target) URL pairs."""
-        ids, n = self.ids, len(self.urls)
-        hidden = np.sort(np.fromiter((ids[s] * n + ids[t] for s, t in pairs if s in ids and t in ids),
-                                     dtype=np.int64))
+        hidden = self.keys_of(pairs)
         if not len(hidden):
             return self
         return self.take(~in_sorted(hidden, self.pair_keys()))

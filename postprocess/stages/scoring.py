@@ -143,9 +143,9 @@ class Evidence:
         evidence.site = self.site.with_names(self.site.names.without_links(uses, hidden_uses))
         del uses, hidden_uses
         # A hidden pair is one page fewer linking its target (``inbound_counts``: any position).
-        ids, n = links.ids, len(links.urls)
-        table_keys = np.sort(np.array([ids[s] * n + ids[t] for s, t in hidden
-                                       if s in ids and t in ids and s != t], dtype=np.int64))
+        n = len(links.urls)
+        table_keys = links.keys_of(hidden)
+        table_keys = table_keys[table_keys // n != table_keys % n]
         every = links.pair_keys()
         linked = distinct(every[in_sorted(table_keys, every)])
         del every
