@@ -255,7 +255,7 @@ def stage_rank(s: Session) -> None:
             s.learning.now()
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
-                                       held_back=held_back))
+                                       held_back=held_back, workers=workers(s.options)))
     if s.learning is not None and (s.learning.forked or s.learning.done):
         # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now, or the learning is
         # done: this process, which only anchors from here on, lets its copy go (a learning redone

@@ -58,14 +58,16 @@ class Suggestions:
 def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                    evidence: Evidence | None = None, sources: frozenset[str] | None = None,
                    held_back: Mapping[tuple[str, str], str] | None = None,
-                   filters: PairFilter | None = None,
+                   filters: PairFilter | None = None, workers: int = 1,
                    ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """Filtered, scored pairs as columns, at most POOL_FACTOR × the caps per source and target;
-    pairs in ``held_back`` (decided by an editor) are never among them."""
+    pairs in ``held_back`` (decided by an editor) are never among them; ``workers``: see
+    ``find_candidates``."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
                            pool_targets=POOL_FACTOR * max(options.per_target, 1),
-                           evidence=evidence, sources=sources, held_back=held_back, filters=filters)
+                           evidence=evidence, sources=sources, held_back=held_back, filters=filters,
+                           workers=workers)
 
 
 def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Embeddings,
@@ -202,7 +204,7 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
             learning.now()
     started = time.perf_counter()
     rows, cannibal, rejected = candidate_pool(crawl, embeddings, index, options, evidence,
-                                              held_back=held_back)
+                                              held_back=held_back, workers=workers(options))
     timings["rank"] += time.perf_counter() - started
     started = time.perf_counter()
     rows = anchor_pool(crawl, rows, embeddings, passages, options, rejected, finder, workers(options))

@@ -15,9 +15,11 @@ import copy
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from postprocess import background
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
@@ -112,7 +114,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
                     pool_size: int | None = None, pool_targets: int | None = None,
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
                     held_back: Mapping[tuple[str, str], str] | None = None,
-                    filters: PairFilter | None = None,
+                    filters: PairFilter | None = None, workers: int = 1,
                     ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
@@ -122,6 +124,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     ``held_back`` maps pairs an editor already decided to their state: they leave before the
     caps (rejection ``decided_<state>``), so the queue fills with pairs nobody has judged.
     ``filters``: the ``PairFilter`` of this crawl over the index's pages, when made already.
+    ``workers`` above 1: the sources are ranked in chunks shared with a forked second process
+    (``background.in_chunks``) when there are enough of them (``background.worth_a_fork``).
 
     Every source's pairs are filtered and scored as columns, and the pairs the caps keep stay
     columns (a ``Pool``): rows are made when they are read.
@@ -130,40 +134,74 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     if index.urls != evidence.site.urls:
         raise ValueError("the index and the page vectors list different pages")
     site = filters or PairFilter(crawl, index.urls, options)
+    reference = scoring.crawl_reference_date(crawl)
+    count = max(options.neighbours, options.per_source)
+
+    def rank(items: Sequence[int]) -> _Ranked:
+        """The scored pairs, rejections and near-duplicate pairs of the sources ``items``."""
+        ranked = _Ranked()
+        pool, rejected, duplicates = ranked.pool, ranked.rejected, ranked.duplicates
+        for item in items:
+            source = site.pages[item]
+            if source is None or (sources is not None and source.url not in sources):
+                continue
+            reason = source_exclusion(source, options)
+            if reason:
+                rejected[reason] += 1
+                continue
+            near = index.neighbours(item, count, options.search_k)
+            found = evidence.candidates(item, np.array([j for j, _ in near], dtype=np.int64),
+                                        np.array([sim for _, sim in near], dtype=np.float64))
+            found = found.take(site.has_page[found.rows])
+            site.record_duplicates(item, found, duplicates)
+            found = found.take(site.allowed(item, found, rejected))
+            if held_back:
+                found = found.take(_not_decided(source.url, found, site, held_back, rejected))
+            # date decay applies to the SOURCE's date: a link from an old news post brings an evergreen
+            # target few readers, so such sources sink in the queue
+            parts = {"similarity": scoring.rounded(found.similarities),
+                     **evidence.part_columns(item, found),
+                     "date_factor": np.full(len(found.rows), scoring.rounded(
+                         scoring.date_factor(source.published, reference, options.date_decay_days)))}
+            score = scoring.combine(parts, options)
+            keep = score >= options.min_score
+            _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
+            pool.add(item, found.rows[keep], score[keep],
+                     {name: column[keep] for name, column in parts.items()})
+        pool.join()
+        return ranked
+
+    items = range(len(site.pages))
+    if background.worth_a_fork(len(items), workers):
+        # each source's pairs depend on it alone: the sources in chunks shared with a second process
+        # (the TF-IDF index made first, here: ``Evidence.ready``), merged in source order
+        evidence.ready()
+        parts = background.in_chunks(rank, items, chunk=max(background.CHUNK, len(items) // 64))
+    else:
+        parts = [rank(items)]
     pool = _PairColumns()
     rejected: Counter[str] = Counter()
     duplicates: Duplicates = {}
-    reference = scoring.crawl_reference_date(crawl)
-    count = max(options.neighbours, options.per_source)
-    for item, source in enumerate(site.pages):
-        if source is None or (sources is not None and source.url not in sources):
-            continue
-        reason = source_exclusion(source, options)
-        if reason:
-            rejected[reason] += 1
-            continue
-        near = index.neighbours(item, count, options.search_k)
-        found = evidence.candidates(item, np.array([j for j, _ in near], dtype=np.int64),
-                                    np.array([sim for _, sim in near], dtype=np.float64))
-        found = found.take(site.has_page[found.rows])
-        site.record_duplicates(item, found, duplicates)
-        found = found.take(site.allowed(item, found, rejected))
-        if held_back:
-            found = found.take(_not_decided(source.url, found, site, held_back, rejected))
-        # date decay applies to the SOURCE's date: a link from an old news post brings an evergreen
-        # target few readers, so such sources sink in the queue
-        parts = {"similarity": scoring.rounded(found.similarities),
-                 **evidence.part_columns(item, found),
-                 "date_factor": np.full(len(found.rows), scoring.rounded(
-                     scoring.date_factor(source.published, reference, options.date_decay_days)))}
-        score = scoring.combine(parts, options)
-        keep = score >= options.min_score
-        _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
-        pool.add(item, found.rows[keep], score[keep], {name: column[keep] for name, column in parts.items()})
+    for part in parts:
+        pool.extend(part.pool)
+        for reason, n in part.rejected.items():
+            rejected[reason] += n
+        for pair, row in part.duplicates.items():
+            duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
+    del parts
     queue = pool.capped(index.urls, pool_size or options.per_source, pool_targets or options.per_target)
     _count(rejected, "over_cap", pool.size - len(queue))
     cannibal = sorted(duplicates.values(), key=sort_key)
     return queue, cannibal, rejected
+
+
+@dataclass
+class _Ranked:
+    """What ranking some sources found: their scored pairs, rejections and near-duplicate pairs."""
+
+    pool: _PairColumns = field(default_factory=lambda: _PairColumns())
+    rejected: Counter[str] = field(default_factory=Counter)
+    duplicates: Duplicates = field(default_factory=dict)
 
 
 def _count(rejected: Counter[str], reason: str, count: int) -> None:
@@ -276,6 +314,22 @@ class _PairColumns:
         for name, column in parts.items():
             self.parts.setdefault(name, []).append(column)
         self.size += len(targets)
+
+    def join(self) -> None:
+        """Each column's pieces joined into one (a chunk's result, small to pickle and to extend by)."""
+        if len(self.sources) > 1:
+            self.sources, self.targets = [np.concatenate(self.sources)], [np.concatenate(self.targets)]
+            self.scores = [np.concatenate(self.scores)]
+            self.parts = {name: [np.concatenate(pieces)] for name, pieces in self.parts.items()}
+
+    def extend(self, other: _PairColumns) -> None:
+        """Add ``other``'s pairs after these."""
+        self.sources += other.sources
+        self.targets += other.targets
+        self.scores += other.scores
+        for name, pieces in other.parts.items():
+            self.parts.setdefault(name, []).extend(pieces)
+        self.size += other.size
 
     def capped(self, urls: Sequence[str], per_source: int, per_target: int) -> Pool:
         """The pairs taken best first (score, then source and target URL) under the caps."""
