@@ -232,7 +232,13 @@ def stage_rank(s: Session) -> None:
     """The candidate pool: index and lexical neighbours, filters, scores (``candidates.parquet``)."""
     from postprocess.apps.report import write_cannibalisation, write_parquet
     from postprocess.background import Background
-    from postprocess.pipeline import candidate_pool, learn_beside, learn_in_background, workers
+    from postprocess.pipeline import (
+        candidate_pool,
+        learn_beside,
+        learn_in_background,
+        ranking_workers,
+        workers,
+    )
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.scoring import Evidence
 
@@ -253,9 +259,10 @@ def stage_rank(s: Session) -> None:
                                 s.finder, s.evidence, fork=learn_beside(crawl, s.options))
         if not s.learning.forked:
             s.learning.now()
+    beside = s.learning is not None and s.learning.forked  # the learning on the second core
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
-                                       held_back=held_back, workers=workers(s.options)))
+                                       held_back=held_back, workers=ranking_workers(s.options, beside)))
     if s.learning is not None and (s.learning.forked or s.learning.done):
         # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now, or the learning is
         # done: this process, which only anchors from here on, lets its copy go (a learning redone

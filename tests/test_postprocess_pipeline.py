@@ -88,10 +88,10 @@ def test_rows_whose_paragraph_is_not_about_the_target_leave(site):
 
 
 def test_two_processes_make_the_queue_one_does(site, monkeypatch):
-    """The TF-IDF index made in a second process while the first indexes names, the sources ranked
-    and the anchors chosen in chunks shared with a second process, the confidence model learned in
-    another while the ranking runs: the queue, the near duplicates, the rejections and the model
-    are those of one process."""
+    """The TF-IDF index made in a second process while the first indexes names, the anchors chosen in
+    chunks shared with a second process, the confidence model learned in another while the ranking
+    runs (in one process then: three on two cores ran no faster): the queue, the near duplicates,
+    the rejections and the model are those of one process."""
     from postprocess import background
 
     crawl, emb = site
@@ -107,9 +107,9 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
     two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
-    # the TF-IDF index, the confidence model, the ranking, the anchors (the finder's passes over
-    # pages need two chunks of 64 pages to fork: test_postprocess_anchors checks them in two processes)
-    assert forks == [True, True, True, True]
+    # the TF-IDF index, the confidence model, the anchors (the finder's passes over pages need two
+    # chunks of 64 pages to fork: test_postprocess_anchors checks them in two processes)
+    assert forks == [True, True, True]
     assert [dataclasses.asdict(s) for s in two.rows] == [dataclasses.asdict(s) for s in one.rows]
     assert [dataclasses.asdict(s) for s in two.cannibalisation] == [
         dataclasses.asdict(s) for s in one.cannibalisation]
@@ -120,7 +120,9 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
 def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkeypatch):
     """Past ``LEARN_BESIDE_MAX_PAGES`` the model is learned in this process, first (a forked learner
     keeps the pages of the heap the ranking writes, a copy that grows with the site); the TF-IDF
-    index and the anchors still take the second core, and the queue and the model are the same."""
+    index, the ranking (its sources in chunks shared by two processes: no learner beside it now) and
+    the anchors take the second core, and the queue, the near duplicates, the rejections and the
+    model are the same."""
     from postprocess import background, pipeline
 
     crawl, emb = site
@@ -154,5 +156,8 @@ def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkey
     assert forks == [True, False, True, True]
     assert steps[0] == "learn" and steps[-1] == "rank"  # its folds rank too; the site's ranking comes last
     assert [dataclasses.asdict(s) for s in here.rows] == [dataclasses.asdict(s) for s in beside.rows]
+    assert [dataclasses.asdict(s) for s in here.cannibalisation] == [
+        dataclasses.asdict(s) for s in beside.cannibalisation]
+    assert here.rejected == beside.rejected
     assert here.confidence.to_json() == beside.confidence.to_json()
 
