@@ -64,6 +64,10 @@ def test_a_folds_anchor_finder_is_the_one_its_links_make(tmp_path, seed):
     for key in set(site._link_named) | set(rebuilt._link_named):
         assert owners(fold._link_named.get(key)) == owners(rebuilt._link_named.get(key))
     assert fold._page_named is site._page_named and fold.pages is site.pages  # the pages' own: shared
+    # names the fold's links did not change are the site's, made once for every fold
+    unchanged = [p for p in crawl.pages if p.url not in fold.link_names.changed]
+    assert unchanged and all(fold.names(p) is site.names(p) for p in unchanged)
+    assert all(p.url not in fold._names for p in unchanged)
     assert site.link_names != dict(rebuilt.link_names)  # the hidden links did change the names
 
 
@@ -94,3 +98,4 @@ def test_a_changed_mapping_reads_through_its_base_and_never_adds_to_it():
     assert changed["a"] == {1} and changed["b"] == {9} and "c" not in changed and changed.get("c") is None
     assert list(changed) == ["a", "b"] and len(changed) == 2 and dict(changed) == {"a": {1}, "b": {9}}
     assert changed.get("new", ()) == () and "new" not in base  # a defaultdict base is not added to
+    assert changed.changed == {"b", "c"}

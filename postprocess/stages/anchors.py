@@ -576,6 +576,9 @@ class AnchorFinder:
             by_source[s].add(t)
         finder.linked = _LinkedWithout(self.linked, by_source)
         finder._names, finder._written, finder._owners = {}, {}, {}
+        # a target's names depend on the links through its link names alone: those the fold did not
+        # change are the site's, made once for every fold (and for the run's anchors after them)
+        finder._names_of_site = (self, finder.link_names.changed)
         return finder
 
     def _names_without(self, table: LinkTable, links: _FoldLinks) -> None:
@@ -717,6 +720,8 @@ class AnchorFinder:
                     spelling = spelled[anchor] = " ".join(anchor.split())
                 self.spellings[target].add(spelling)
         self._names: dict[str, list[Name]] = {}
+        # a fold's (``without``): the site's finder, and the targets whose link names the fold changed
+        self._names_of_site: tuple[AnchorFinder, frozenset[str]] | None = None
         self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
         self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
         # Which page each name belongs to (a set when several pages share it): the words around an
@@ -825,6 +830,8 @@ class AnchorFinder:
         cached = self._names.get(target.url)
         if cached is not None:
             return cached
+        if self._names_of_site is not None and target.url not in self._names_of_site[1]:
+            return self._names_of_site[0].names(target)
         found: dict[tuple[str, ...], Name] = {}
 
         def add(key: tuple[str, ...], evidence: str) -> None:

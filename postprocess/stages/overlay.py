@@ -16,6 +16,11 @@ class Changed(Mapping[Key, Value]):
     def __init__(self, base: Mapping[Key, Value], changed: Mapping[Key, Value | None]) -> None:
         self._base, self._changed = base, changed
 
+    @property
+    def changed(self) -> frozenset[Key]:
+        """The keys given another value here, or taken away."""
+        return frozenset(self._changed)
+
     def __getitem__(self, key: Key) -> Value:
         if key in self._changed:
             value = self._changed[key]
