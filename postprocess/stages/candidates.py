@@ -137,8 +137,9 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     reference = scoring.crawl_reference_date(crawl)
     count = max(options.neighbours, options.per_source)
 
-    def rank(items: Sequence[int]) -> _Ranked:
-        """The scored pairs, rejections and near-duplicate pairs of the sources ``items``."""
+    def rank(items: Sequence[int], join: bool = False) -> _Ranked:
+        """The scored pairs, rejections and near-duplicate pairs of the sources ``items`` (``join``:
+        each column in one piece, a chunk's result to pickle back)."""
         ranked = _Ranked()
         pool, rejected, duplicates = ranked.pool, ranked.rejected, ranked.duplicates
         for item in items:
@@ -168,7 +169,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
             pool.add(item, found.rows[keep], score[keep],
                      {name: column[keep] for name, column in parts.items()})
-        pool.join()
+        if join:
+            pool.join()
         return ranked
 
     items = range(len(site.pages))
@@ -176,19 +178,20 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         # each source's pairs depend on it alone: the sources in chunks shared with a second process
         # (the TF-IDF index made first, here: ``Evidence.ready``), merged in source order
         evidence.ready()
-        parts = background.in_chunks(rank, items, chunk=max(background.CHUNK, len(items) // 64))
+        chunks = background.in_chunks(lambda part: rank(part, join=True), items,
+                                      chunk=max(background.CHUNK, len(items) // 64))
     else:
-        parts = [rank(items)]
+        chunks = [rank(items)]  # the pieces joined once, by the caps, a column at a time
     pool = _PairColumns()
     rejected: Counter[str] = Counter()
     duplicates: Duplicates = {}
-    for part in parts:
-        pool.extend(part.pool)
-        for reason, n in part.rejected.items():
+    for chunk in chunks:
+        pool.extend(chunk.pool)
+        for reason, n in chunk.rejected.items():
             rejected[reason] += n
-        for pair, row in part.duplicates.items():
+        for pair, row in chunk.duplicates.items():
             duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
-    del parts
+    del chunks
     queue = pool.capped(index.urls, pool_size or options.per_source, pool_targets or options.per_target)
     _count(rejected, "over_cap", pool.size - len(queue))
     cannibal = sorted(duplicates.values(), key=sort_key)
