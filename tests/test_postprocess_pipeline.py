@@ -160,4 +160,3 @@ def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkey
         dataclasses.asdict(s) for s in beside.cannibalisation]
     assert here.rejected == beside.rejected
     assert here.confidence.to_json() == beside.confidence.to_json()
-

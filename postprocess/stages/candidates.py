@@ -187,8 +187,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     duplicates: Duplicates = {}
     for chunk in chunks:
         pool.extend(chunk.pool)
-        for reason, n in chunk.rejected.items():
-            rejected[reason] += n
+        rejected.update(chunk.rejected)
         for pair, row in chunk.duplicates.items():
             duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
     del chunks
@@ -196,15 +195,6 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     _count(rejected, "over_cap", pool.size - len(queue))
     cannibal = sorted(duplicates.values(), key=sort_key)
     return queue, cannibal, rejected
-
-
-@dataclass
-class _Ranked:
-    """What ranking some sources found: their scored pairs, rejections and near-duplicate pairs."""
-
-    pool: _PairColumns = field(default_factory=lambda: _PairColumns())
-    rejected: Counter[str] = field(default_factory=Counter)
-    duplicates: Duplicates = field(default_factory=dict)
 
 
 def _count(rejected: Counter[str], reason: str, count: int) -> None:
@@ -351,3 +341,12 @@ class _PairColumns:
         for name in list(self.parts):
             parts[name] = np.concatenate(self.parts.pop(name))[rows]
         return Pool(urls, sources[rows], targets[rows], scores[rows], places, parts)
+
+
+@dataclass
+class _Ranked:
+    """What ranking some sources found: their scored pairs, rejections and near-duplicate pairs."""
+
+    pool: _PairColumns = field(default_factory=_PairColumns)
+    rejected: Counter[str] = field(default_factory=Counter)
+    duplicates: Duplicates = field(default_factory=dict)
