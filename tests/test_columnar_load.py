@@ -140,6 +140,42 @@ def test_blocks_are_compressed_in_groups_of_pages_in_page_order(tmp_path, monkey
     assert crawl.pages[7].blocks.where[1] != 7  # the rows are the parts' order, not the pages'
 
 
+def test_a_pages_block_texts_of_some_kinds_are_read_from_the_columns_as_its_blocks_give_them(
+        tmp_path, monkeypatch):
+    """``block_texts``: the texts of a page's blocks of some kinds, as its ``Block`` objects give
+    them (a block without a kind is "other", without a text ""), read from its group's columns with
+    no ``Block`` made, each group decompressed once by a pass in page order; a page without stored
+    blocks reads its blocks."""
+    rows = [_page_with_blocks(n) for n in range(70)]
+    rows[3]["blocks"] = []
+    rows[5]["blocks"] = [{"kind": None, "text": "no kind", "code": [], "links": []},
+                         {"kind": "paragraph", "text": None, "code": [], "links": []},
+                         {"kind": "quote", "text": "quoted", "code": [], "links": []}]
+    rows.reverse()
+    for k, part in enumerate((rows[:30], rows[30:])):
+        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    crawl = load_crawl(tmp_path)
+    kinds = [frozenset({"paragraph", "quote"}), frozenset({"heading", "other"})]
+    expected = {(p.url, k): [b.text for b in p.blocks if b.kind in k] for p in crawl.pages for k in kinds}
+    assert expected[(url("p005"), kinds[0])] == ["", "quoted"]
+    assert expected[(url("p005"), kinds[1])] == ["no kind"]
+    made = []
+    monkeypatch.setattr(load, "_blocks", lambda rows: made.append(1) or ())
+    calls = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1) or real(packed))
+    for kind in kinds:
+        assert {(p.url, kind): load.block_texts(p, kind) for p in crawl.pages} == {
+            key: texts for key, texts in expected.items() if key[1] == kind}
+    assert made == [] and len(calls) == 2 * -(-70 // load.GROUP_PAGES)
+    # in any order, the same texts
+    shuffled = random.Random(0).sample(crawl.pages, len(crawl.pages))
+    assert [load.block_texts(p, kinds[0]) for p in shuffled] == [
+        expected[(p.url, kinds[0])] for p in shuffled]
+    plain = load.Page(url="x", blocks=(load.Block("paragraph", "a"), load.Block("heading", "b")))
+    assert load.block_texts(plain, kinds[0]) == ["a"]
+
+
 def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path, monkeypatch):
     """The loader's pages hold no text string: each text is read from groups of GROUP_PAGES texts,
     which a pass in page order decompresses once each without touching the blocks."""

@@ -50,7 +50,7 @@ from postprocess.stages.links import (
     in_sorted,
     links_table,
 )
-from postprocess.stages.load import Crawl, Link, Page, PageValues, resolve
+from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.overlay import Changed
 from postprocess.stages.suggestions import Pool, Suggestion
@@ -473,7 +473,7 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
                 continue
             # the prose blocks in one text, a break token between them (a phrase never spans two
             # blocks), scanned once: one findall, one normalise map and one matcher pass a page
-            joined = _BREAK.join([b.text.replace(_BREAK, " ") for b in page.blocks if b.kind in PROSE_KINDS])
+            joined = _BREAK.join([text.replace(_BREAK, " ") for text in block_texts(page, PROSE_KINDS)])
             tokens = list(map(normalise, _WORD_OR_BREAK.findall(joined)))
             present = set(tokens)
             present.discard(_BREAK)

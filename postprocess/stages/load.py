@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import compress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -151,6 +152,9 @@ class BlockStore:
         self._open: dict[str, tuple[int, pa.Array | None]] = {}  # per kind: the group last decompressed
         self._last: tuple[int, tuple[Block, ...]] = (-1, ())
         self._last_text: tuple[int, str] = (-1, "")
+        # ``block_texts``: the last group read that way, for a set of kinds (its blocks' starts, which
+        # are of those kinds, their texts)
+        self._group_texts: tuple[tuple[int, frozenset[str]], np.ndarray, list[bool], list[str]] | None = None
 
     def add(self, column: pa.Array, texts: pa.Array) -> int:
         """Keep a batch's blocks column and text column (written to the batch file); the number of its
@@ -179,6 +183,7 @@ class BlockStore:
         self.text_chunks = []
         self._open = {}
         self._last, self._last_text = (-1, ()), (-1, "")
+        self._group_texts = None
 
     def _place(self, row: int) -> tuple[int, int]:
         place = int(self.place[row])
@@ -199,6 +204,27 @@ class BlockStore:
             group, offset = self._place(row)
             self._last = (row, _blocks(self._column(group)[offset].as_py()))
         return self._last[1]
+
+    def block_texts(self, row: int, kinds: frozenset[str]) -> list[str]:
+        """The texts of row ``row``'s blocks of ``kinds``, in block order, as ``blocks`` would give them
+        (a block without a kind is "other", without a text ""), read from the kind and text columns of
+        the row's group: no ``Block`` made, no link or code span read (for the passes that read texts
+        alone). The group's columns are kept until another group is read this way."""
+        group, offset = self._place(row)
+        if self._group_texts is None or self._group_texts[0] != (group, kinds):
+            column = self._column(group)
+            blocks = column.flatten()
+            kind = pc.struct_field(blocks, "kind")
+            wanted = pc.fill_null(pc.is_in(kind, value_set=pa.array(sorted(kinds), pa.string())), False)
+            if "other" in kinds:
+                wanted = pc.or_(wanted, pc.is_null(kind))
+            lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+            starts = np.concatenate([[0], np.cumsum(lengths)])
+            texts = pc.fill_null(pc.struct_field(blocks, "text"), "").to_pylist()
+            self._group_texts = ((group, kinds), starts, wanted.to_pylist(), texts)
+        _, starts, wanted_list, texts = self._group_texts
+        start, end = int(starts[offset]), int(starts[offset + 1])
+        return list(compress(texts[start:end], wanted_list[start:end]))
 
     def text(self, row: int) -> str:
         if self._last_text[0] != row:
@@ -291,6 +317,16 @@ class StoredBlocks(Sequence):
 
     def __repr__(self) -> str:
         return repr(self._tuple())
+
+
+def block_texts(page: Page, kinds: frozenset[str]) -> list[str]:
+    """The texts of ``page``'s blocks of ``kinds``, in block order: from the store's columns when its
+    blocks are stored (``BlockStore.block_texts``: no ``Block`` made), else from its blocks."""
+    blocks = page.blocks
+    if isinstance(blocks, StoredBlocks):
+        store, row = blocks.where
+        return store.block_texts(row, kinds)
+    return [b.text for b in blocks if b.kind in kinds]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ shows them under each suggestion's target title.
 from __future__ import annotations
 
 from linkspider.items import PROSE_KINDS
-from postprocess.stages.load import Crawl, Page
+from postprocess.stages.load import Crawl, Page, block_texts
 
 #: pages.parquet's column with each page's opening words.
 OPENING_COLUMN = "opening"
@@ -17,7 +17,7 @@ OPENING_WORDS = 30
 def opening_words(page: Page, words: int = OPENING_WORDS) -> str:
     """The first ``words`` words of the page's running text (its prose blocks, else its text), with an
     ellipsis when cut."""
-    prose = " ".join(b.text for b in page.blocks if b.kind in PROSE_KINDS)
+    prose = " ".join(block_texts(page, PROSE_KINDS))
     found = (prose or page.text or "").split()
     return " ".join(found[:words]) + (" …" if len(found) > words else "")
 
