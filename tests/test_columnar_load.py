@@ -143,12 +143,13 @@ def test_blocks_are_compressed_in_groups_of_pages_in_page_order(tmp_path, monkey
 def test_a_pages_block_texts_of_some_kinds_are_read_from_the_columns_as_its_blocks_give_them(
         tmp_path, monkeypatch):
     """``block_texts``: the texts of a page's blocks of some kinds, as its ``Block`` objects give
-    them (a block without a kind is "other", without a text ""), read from its group's columns with
-    no ``Block`` made, each group decompressed once by a pass in page order; a page without stored
-    blocks reads its blocks."""
+    them (a block without a kind, null or "", is "other"; without a text, ""), read from its group's
+    columns with no ``Block`` made, each group decompressed once by a pass in page order; a page
+    without stored blocks reads its blocks."""
     rows = [_page_with_blocks(n) for n in range(70)]
     rows[3]["blocks"] = []
     rows[5]["blocks"] = [{"kind": None, "text": "no kind", "code": [], "links": []},
+                         {"kind": "", "text": "empty kind", "code": [], "links": []},
                          {"kind": "paragraph", "text": None, "code": [], "links": []},
                          {"kind": "quote", "text": "quoted", "code": [], "links": []}]
     rows.reverse()
@@ -158,7 +159,7 @@ def test_a_pages_block_texts_of_some_kinds_are_read_from_the_columns_as_its_bloc
     kinds = [frozenset({"paragraph", "quote"}), frozenset({"heading", "other"})]
     expected = {(p.url, k): [b.text for b in p.blocks if b.kind in k] for p in crawl.pages for k in kinds}
     assert expected[(url("p005"), kinds[0])] == ["", "quoted"]
-    assert expected[(url("p005"), kinds[1])] == ["no kind"]
+    assert expected[(url("p005"), kinds[1])] == ["no kind", "empty kind"]
     made = []
     monkeypatch.setattr(load, "_blocks", lambda rows: made.append(1) or ())
     calls = []

@@ -206,18 +206,19 @@ class BlockStore:
         return self._last[1]
 
     def block_texts(self, row: int, kinds: frozenset[str]) -> list[str]:
-        """The texts of row ``row``'s blocks of ``kinds``, in block order, as ``blocks`` would give them
-        (a block without a kind is "other", without a text ""), read from the kind and text columns of
-        the row's group: no ``Block`` made, no link or code span read (for the passes that read texts
-        alone). The group's columns are kept until another group is read this way."""
+        """The texts of row ``row``'s blocks of ``kinds``, in block order, as ``blocks`` would give
+        them (a block without a kind, null or "", is "other"; without a text, ""), read from the kind
+        and text columns of the row's group: no ``Block`` made, no link or code span read (for the
+        passes that read texts alone). The group's columns are kept until another group is read this
+        way."""
         group, offset = self._place(row)
         if self._group_texts is None or self._group_texts[0] != (group, kinds):
             column = self._column(group)
             blocks = column.flatten()
             kind = pc.struct_field(blocks, "kind")
             wanted = pc.fill_null(pc.is_in(kind, value_set=pa.array(sorted(kinds), pa.string())), False)
-            if "other" in kinds:
-                wanted = pc.or_(wanted, pc.is_null(kind))
+            if "other" in kinds:  # ``_blocks``' kind for a block with none (null or "")
+                wanted = pc.or_(wanted, pc.fill_null(pc.equal(kind, ""), True))
             lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
             starts = np.concatenate([[0], np.cumsum(lengths)])
             texts = pc.fill_null(pc.struct_field(blocks, "text"), "").to_pylist()
