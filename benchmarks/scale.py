@@ -3,10 +3,10 @@
 For each ``--sizes`` N: writes (once) a synthetic crawl of N pages
 (``benchmarks/synthetic_site.py``), runs ``python -m postprocess run --encoder static``
 into an empty output folder (cold: every page embedded) and again into the same folder
-(warm: the embedding cache holds every page), and records wall time, peak RSS and the
-seconds of each stage from ``summary.json``. Then, on the first size: Annoy recall@10
-against exact search for ``--queries`` pages at the default trees, and the transformer's
-texts/s on this machine's device (``--device auto``).
+(warm: the embedding cache holds every page), and records wall time, the process tree's CPU
+time, peak RSS and the seconds of each stage from ``summary.json``. Then, on the first size:
+Annoy recall@10 against exact search for ``--queries`` pages at the default trees, and the
+transformer's texts/s on this machine's device (``--device auto``).
 
     python benchmarks/scale.py --work /tmp/scale --sizes 10000 30000
 """
@@ -44,7 +44,8 @@ def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path
 
 def run(crawl: Path, out: Path, extra: list[str]) -> dict:
     wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra])
-    return {"seconds": round(wall, 1), "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
+    return {"seconds": round(wall, 1), "cpu_seconds": round(timing.LAST_CPU_SECONDS, 1),
+            "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
             "peak_tree_pss_gb": round(timing.LAST_TREE_PSS_KB / 1024 / 1024, 2),
             "peak_tree_anon_gb": round(timing.LAST_TREE_ANON_KB / 1024 / 1024, 2),
             "peak_process_anon_gb": round(timing.LAST_PROCESS_ANON_KB / 1024 / 1024, 2),
@@ -128,6 +129,7 @@ def main() -> int:
     for r in results:
         r["warm_ms_per_page"] = round(1000 * r["warm"]["seconds"] / r["pages"], 2)
         r["per_page_vs_first"] = round(r["warm"]["seconds"] / r["pages"] / base, 2)
+        r["warm_cpu_ms_per_page"] = round(1000 * r["warm"]["cpu_seconds"] / r["pages"], 2)
     print(json.dumps(report, indent=1))
     return 0
 

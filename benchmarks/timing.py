@@ -1,4 +1,4 @@
-"""Run a command the way the benchmarks measure it: wall time and peak memory.
+"""Run a command the way the benchmarks measure it: wall time, CPU time and peak memory.
 
 GNU time's peak RSS is that of the largest single process; a run that forks a second worker
 needs the memory of the whole process tree at once, so the tree's proportional set size (PSS:
@@ -26,6 +26,9 @@ LAST_TREE_PSS_KB = 0
 #: The peak anonymous PSS of that tree, and of its largest process, in kB (sampled).
 LAST_TREE_ANON_KB = 0
 LAST_PROCESS_ANON_KB = 0
+#: The CPU seconds (user + system) of the last ``timed`` command's whole process tree: every process
+#: it forked and waited for included. On this machine it moves far less than the wall clock.
+LAST_CPU_SECONDS = 0.0
 #: Set to a file's path: each sample's anonymous PSS, per process and for the tree, is written
 #: there as a line (seconds, tree MB, then pid:MB of each process): which step holds the peak.
 TIMELINE_ENV = "LINKSPIDER_MEMORY_TIMELINE"
@@ -81,11 +84,12 @@ def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
 
 def timed(command: list[str], what: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
     """Run ``command`` in the repository root under ``/usr/bin/time``: (wall seconds, peak RSS
-    in kB, the finished process); exits with the end of its stderr when it fails."""
-    global LAST_TREE_PSS_KB, LAST_TREE_ANON_KB, LAST_PROCESS_ANON_KB
+    in kB, the finished process), its tree's CPU seconds in ``LAST_CPU_SECONDS``; exits with the end
+    of its stderr when it fails."""
+    global LAST_TREE_PSS_KB, LAST_TREE_ANON_KB, LAST_PROCESS_ANON_KB, LAST_CPU_SECONDS
     started = time.perf_counter()
-    process = subprocess.Popen(["/usr/bin/time", "-f", "%e %M", *command], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(["/usr/bin/time", "-f", "%e %M %U %S", *command], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0, 0, 0]
     sampler = threading.Thread(target=_sample_tree, args=(process, peak), daemon=True)
     sampler.start()
@@ -96,7 +100,9 @@ def timed(command: list[str], what: str) -> tuple[float, int, subprocess.Complet
     done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     if done.returncode != 0:
         sys.exit(f"{what} failed: {done.stderr.strip()[-800:]}")
-    return wall, int(done.stderr.strip().splitlines()[-1].split()[1]), done
+    figures = done.stderr.strip().splitlines()[-1].split()
+    LAST_CPU_SECONDS = float(figures[2]) + float(figures[3])
+    return wall, int(figures[1]), done
 
 
 def postprocess_run(crawl: Path, out: Path, extra: list[str]) -> tuple[float, int, dict]:

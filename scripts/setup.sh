@@ -2,12 +2,13 @@
 # Installs everything linkspider needs on a fresh Debian machine: idempotent, quiet when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# System packages (need root: apt-get). Without root, install redis-server, chromium and curl
+# System packages (need root: apt-get). Without root, install redis-server, chromium, curl and time
 # yourself (or skip: only the Redis, rendering and Scrapyd tests need them).
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)  # deploy/scheduled_run.sh talks to Scrapyd with curl
+[ -x /usr/bin/time ] || need_apt+=(time)  # GNU time: the benchmarks' wall, CPU and peak memory (benchmarks/timing.py)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: not root, so not installing ${need_apt[*]} (apt-get); the tests that need them are skipped or fail" >&2
