@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
+import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import ModuleType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,6 +24,17 @@ from linkspider.items import LINK_SCHEMA, PAGE_SCHEMA, SKIP_SCHEMA
 
 BASE = "https://example.test"
 FETCHED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+def module_from_file(name: str, path: Path) -> ModuleType:
+    """The Python file ``path``, outside the packages (a benchmark, a site's build script), imported as
+    module ``name`` and registered in ``sys.modules`` (dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def blocks_of(text: str, links: Iterable[tuple[str, str]] = (), kind: str = "paragraph") -> list[dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from crawlkit import module_from_file
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Burns 0.3 s of CPU in a forked child and 0.3 s in itself, then waits for the child.
@@ -23,11 +25,7 @@ os.waitpid(pid, 0)
 
 
 def test_the_cpu_time_of_a_command_counts_every_process_it_forked():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import timing
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    timing = module_from_file("timing", ROOT / "benchmarks" / "timing.py")
     wall, rss_kb, done = timing.timed([sys.executable, "-c", BUSY], "the busy command")
     assert done.returncode == 0 and rss_kb > 0 and wall > 0
     # both processes' 0.3 s (GNU time reports hundredths), and Python's start

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+
+from crawlkit import module_from_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,11 +32,7 @@ RAW = "".join(";".join(frames) + f" {samples}\n" for frames, samples in STACKS)
 
 
 def _cpu_profile():  # noqa: ANN202 - the module in benchmarks/ (not a package)
-    spec = importlib.util.spec_from_file_location("cpu_profile", ROOT / "benchmarks" / "cpu_profile.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("cpu_profile", ROOT / "benchmarks" / "cpu_profile.py")
 
 
 def test_every_stack_counts_in_the_outermost_step_it_passes_through(tmp_path):

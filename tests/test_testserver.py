@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from crawlkit import module_from_file
 
 from linkspider.testserver import SiteServer, content_type, parse_delay, read_redirects, running, serve
 
@@ -363,12 +364,7 @@ def _sitemap_paths(xml: bytes, base: str) -> list[str]:
 
 
 def test_sample_site_html_is_up_to_date_with_its_sources() -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("sample_site_build", SAMPLE_SITE / "_build.py")
-    assert spec is not None and spec.loader is not None
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = module_from_file("sample_site_build", SAMPLE_SITE / "_build.py")
     stale = [
         page["path"]
         for page in build.PAGES

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import importlib.util
 import json
 import os
 import pwd
@@ -41,8 +40,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 try:  # pytest puts tests/ on the path; ``python -m tests.wordpress_site`` runs from the root
+    from crawlkit import module_from_file
     from local_servers import HOST, free_port, wait_for
 except ImportError:  # pragma: no cover - the command-line use
+    from tests.crawlkit import module_from_file
     from tests.local_servers import HOST, free_port, wait_for
 WP_ROOT = Path("/usr/share/wordpress")
 THEMES = WP_ROOT / "wp-content" / "themes"
@@ -449,12 +450,7 @@ def _install(folder: Path, title: str, password: str) -> str:
 @cache
 def _blogsite() -> ModuleType:
     """benchmarks/blogsite/build.py, imported: its Markdown reader and the site's constants."""
-    spec = importlib.util.spec_from_file_location("kitchen_ledger_build", BLOGSITE_BUILD)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return module_from_file("kitchen_ledger_build", BLOGSITE_BUILD)
 
 
 def wrap(name: str, html: str, attrs: str = "") -> str:
