@@ -18,6 +18,7 @@ that waits for a core as busy, so on a loaded machine the figures run a little a
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -39,6 +40,7 @@ STEPS = (("load", "Session.get_crawl", "cli.py"),
          ("report", "stage_report", "cli.py"))
 _PROCESS = re.compile(r"^process (\d+):")
 _PATH = re.compile(r"\s*\(/.*?/(?=[^/]+\.py)")
+_LINE = re.compile(r":\d+\)$")  # a frame's line number: a function counts once, whatever its line
 
 
 def profile(crawl: Path, out: Path, raw: Path, rate: int, extra: list[str]) -> None:
@@ -55,7 +57,7 @@ def profile(crawl: Path, out: Path, raw: Path, rate: int, extra: list[str]) -> N
 def summarise(raw: Path, rate: int) -> tuple[Counter[str], Counter[str], Counter[str], float]:
     """CPU seconds by step, by function (the time of the calls it made included, counted once a
     stack) and by process, and the total, from py-spy's raw stacks sampled ``rate`` times a second."""
-    stages: Counter[str] = Counter()
+    steps: Counter[str] = Counter()
     functions: Counter[str] = Counter()
     processes: Counter[str] = Counter()
     total = 0.0
@@ -65,14 +67,15 @@ def summarise(raw: Path, rate: int) -> tuple[Counter[str], Counter[str], Counter
             continue
         seconds = int(count) / rate
         frames = stack.split(";")
-        pids = [m.group(1) for m in map(_PROCESS.match, frames) if m]
-        frames = [_PATH.sub(" (", f) for f in frames if not _PROCESS.match(f)]
+        processes_in = list(map(_PROCESS.match, frames))
+        pids = [m.group(1) for m in processes_in if m]
+        frames = [_PATH.sub(" (", f) for f, m in zip(frames, processes_in, strict=True) if not m]
         total += seconds
         processes[pids[-1] if pids else "?"] += seconds
-        stages[_step(frames)] += seconds
-        for name in {re.sub(r":\d+\)$", ")", f) for f in frames}:
+        steps[_step(frames)] += seconds
+        for name in {_LINE.sub(")", f) for f in frames}:
             functions[name] += seconds
-    return stages, functions, processes, total
+    return steps, functions, processes, total
 
 
 def _step(frames: list[str]) -> str:
@@ -101,11 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.raw.is_file():
         parser.error(f"no profile at {args.raw}")
     pages = args.pages or _pages(args.out)
-    stages, functions, processes, total = summarise(args.raw, args.rate)
+    steps, functions, processes, total = summarise(args.raw, args.rate)
     per_page = (lambda s: f"{1000 * s / pages:7.2f} ms/page") if pages else (lambda s: "")
     print(f"CPU, all {len(processes)} processes: {total:8.1f} s {per_page(total)}")
-    for stage, seconds in stages.most_common():
-        print(f"  {stage:<28} {seconds:8.1f} s {per_page(seconds)}")
+    for step, seconds in steps.most_common():
+        print(f"  {step:<28} {seconds:8.1f} s {per_page(seconds)}")
     print("functions (their calls included):")
     for name, seconds in functions.most_common(args.top):
         print(f"  {seconds:8.1f} s {per_page(seconds)}  {name[:110]}")
@@ -114,8 +117,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _pages(out: Path | None) -> int | None:
     """Pages of the run in ``out`` (its summary.json), if there is one."""
-    import json
-
     summary = out / "summary.json" if out is not None else None
     if summary is None or not summary.is_file():
         return None
