@@ -51,7 +51,10 @@ def profile(crawl: Path, out: Path, raw: Path, rate: int, extra: list[str]) -> N
     command = [spy, "record", "--subprocesses", "--rate", str(rate), "--format", "raw", "--output", str(raw),
                "--", sys.executable, "-m", "postprocess", "run", "--crawl", str(crawl), "--out", str(out),
                "--encoder", "static", *extra]
-    subprocess.run(command, check=True, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL)
+    done = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.DEVNULL)
+    if done.returncode:  # postprocess's own one-line error is above, on stderr
+        raise SystemExit(f"cpu_profile: the profiled run failed (exit {done.returncode}); "
+                         f"{raw} is not a whole profile")
 
 
 def summarise(raw: Path, rate: int) -> tuple[Counter[str], Counter[str], Counter[str], float]:

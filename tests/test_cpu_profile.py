@@ -60,3 +60,18 @@ def test_without_py_spy_or_a_profile_it_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(module.shutil, "which", lambda name: None)
     with pytest.raises(SystemExit, match="py-spy is not installed"):
         module.main(["--raw", str(tmp_path / "p.txt"), "--crawl", str(tmp_path), "--out", str(tmp_path)])
+
+
+def test_a_failed_profiled_run_is_a_one_line_error_not_a_summary(tmp_path, monkeypatch):
+    """When the run under py-spy fails (a missing crawl, say), the profile is not summarised as if whole."""
+    import pytest
+
+    module = _cpu_profile()
+    failing = tmp_path / "py-spy"
+    failing.write_text("#!/bin/sh\necho 'postprocess: no crawl at /nowhere' >&2\nexit 2\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(module.shutil, "which", lambda name: str(failing))
+    raw = tmp_path / "p.txt"
+    raw.write_text(RAW)  # an earlier profile at that path is not read as this run's
+    with pytest.raises(SystemExit, match=r"the profiled run failed \(exit 2\)"):
+        module.main(["--raw", str(raw), "--crawl", str(tmp_path / "nowhere"), "--out", str(tmp_path)])
