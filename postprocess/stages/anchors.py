@@ -36,7 +36,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-import ahocorasick
 import numpy as np
 
 from linkspider.items import PROSE_KINDS
@@ -53,6 +52,7 @@ from postprocess.stages.links import (
 from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.overlay import Changed
+from postprocess.stages.phrases import PhraseMatcher, Vocabulary, counter_of, groups_per_item
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 
@@ -452,35 +452,51 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
 #: Between two blocks' words in ``_prose_counts`` (no word holds it, names never match across it).
 _BREAK = "\x00"
 _WORD_OR_BREAK = re.compile(WORD.pattern + "|" + _BREAK)
+#: Pages tokenised together in ``_prose_counts``: their words held as one list, then as ids.
+PROSE_BATCH_PAGES = 256
 
 
 def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
                   ) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
     """On how many content pages each word, and each of ``keys``, stands in the running text (linked
-    or not; the phrases found with one compiled multi-pattern matcher, one pass a page over its
-    prose blocks joined with a break token)."""
-    matcher = ahocorasick.Automaton()
-    for key in keys:
-        matcher.add_word(" " + " ".join(key) + " ", key)
-    if len(matcher):
-        matcher.make_automaton()
+    or not). A page's prose blocks are one text with a break token between them (a phrase never
+    spans two blocks); its words are normalised and made ids, and a batch of pages is counted and
+    matched in NumPy (``phrases``)."""
+    keys = list(keys)
+    # a key is matched as its words with spaces between, word by word (a key of no words stands on
+    # the pages without any)
+    pieces = [" ".join(key).split(" ") for key in keys]
+    on_empty_pages = [key for key, words in zip(keys, pieces, strict=True) if words == [""]]
+    matcher = PhraseMatcher([() if "" in words else words for words in pieces], keys)
+    vocabulary = Vocabulary(normalise)
+    brk = vocabulary[_BREAK]
 
     def count(pages: Sequence[Page]) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
-        word_pages: Counter[str] = Counter()
-        found: Counter[tuple[str, ...]] = Counter()
-        for page in pages:  # the loader makes a page's blocks when they are read
-            if page.kind != "content":
-                continue
-            # the prose blocks in one text, a break token between them (a phrase never spans two
-            # blocks), scanned once: one findall, one normalise map and one matcher pass a page
-            joined = _BREAK.join([text.replace(_BREAK, " ") for text in block_texts(page, PROSE_KINDS)])
-            tokens = list(map(normalise, _WORD_OR_BREAK.findall(joined)))
-            present = set(tokens)
-            present.discard(_BREAK)
-            word_pages.update(present)  # C loops, not Python ones
-            if len(matcher):
-                found.update(set(map(operator.itemgetter(1), matcher.iter(" " + " ".join(tokens) + " "))))
-        return word_pages, found
+        word_pages = np.zeros(0, dtype=np.int64)  # by word id
+        found = np.zeros(len(matcher), dtype=np.int64)  # by phrase number
+        empty = 0
+        for start in range(0, len(pages), PROSE_BATCH_PAGES):
+            tokens: list[str] = []
+            lengths: list[int] = []
+            for page in pages[start:start + PROSE_BATCH_PAGES]:  # a page's blocks are made when read
+                if page.kind != "content":
+                    continue
+                joined = _BREAK.join([text.replace(_BREAK, " ") for text in block_texts(page, PROSE_KINDS)])
+                words = _WORD_OR_BREAK.findall(joined)
+                tokens.extend(words)
+                lengths.append(len(words))
+            empty += lengths.count(0)
+            ids = vocabulary.ids(tokens, len(tokens))
+            groups = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+            is_word = ids != brk
+            more = groups_per_item(groups[is_word], ids[is_word], len(vocabulary.words))
+            more[:len(word_pages)] += word_pages
+            word_pages = more
+            found += groups_per_item(*matcher.find(matcher.word_ids(ids, vocabulary), groups), len(matcher))
+        phrases = counter_of(matcher.phrases, found)
+        if on_empty_pages and empty:
+            phrases.update({key: empty for key in on_empty_pages})
+        return counter_of(vocabulary.words, word_pages), phrases
 
     word_pages: Counter[str] = Counter()
     found: Counter[tuple[str, ...]] = Counter()

@@ -1,0 +1,83 @@
+"""Words as ids and phrases matched in NumPy (postprocess.stages.phrases)."""
+
+import random
+from collections import Counter
+
+import numpy as np
+
+from postprocess.stages.phrases import PhraseMatcher, Vocabulary, counter_of, groups_per_item
+
+
+def _matcher(phrases):
+    return PhraseMatcher(phrases, phrases)
+
+
+def _found(matcher, vocabulary, pages):
+    """(page, phrase) of every occurrence, as a sorted list."""
+    words = [w for page in pages for w in page]
+    ids = vocabulary.ids(words, len(words))
+    groups = np.repeat(np.arange(len(pages)), [len(page) for page in pages])
+    found_groups, numbers = matcher.find(matcher.word_ids(ids, vocabulary), groups)
+    return sorted(zip(found_groups.tolist(), [matcher.phrases[n] for n in numbers.tolist()], strict=True))
+
+
+def test_a_word_gets_the_next_id_once():
+    vocabulary = Vocabulary()
+    assert vocabulary.ids(["moka", "pot", "moka", "chemex"]).tolist() == [0, 1, 0, 2]
+    assert vocabulary.words == ["moka", "pot", "chemex"] and vocabulary["pot"] == 1
+
+
+def test_words_written_alike_share_the_id_of_their_normal_form():
+    vocabulary = Vocabulary(str.lower)
+    assert vocabulary.ids(["Moka", "pot", "moka", "MOKA"]).tolist() == [0, 1, 0, 0]
+    assert vocabulary.words == ["moka", "pot"]
+
+
+def test_phrases_are_found_overlapping_nested_and_not_across_pages():
+    matcher = _matcher([("french", "press"), ("french", "press", "guide"), ("press",), ("press", "guide")])
+    pages = [["the", "french", "press", "guide", "and", "press"], ["french"], ["press", "guide"]]
+    assert _found(matcher, Vocabulary(), pages) == [
+        (0, ("french", "press")), (0, ("french", "press", "guide")), (0, ("press",)), (0, ("press",)),
+        (0, ("press", "guide")), (2, ("press",)), (2, ("press", "guide"))]
+    # "french" ends page 1 and "press" starts page 2: no phrase across them
+    assert (1, ("french", "press")) not in _found(matcher, Vocabulary(), pages)
+
+
+def test_of_two_phrases_with_the_same_words_the_later_is_reported_and_none_of_no_words():
+    matcher = PhraseMatcher([["moka", "pot"], [], ["moka", "pot"], ["pot"]],
+                            [("first",), ("none",), ("second",), ("pot",)])
+    assert _found(matcher, Vocabulary(), [["a", "moka", "pot"]]) == [(0, ("pot",)), (0, ("second",))]
+
+
+def test_no_phrases_find_nothing():
+    matcher = _matcher([])
+    assert _found(matcher, Vocabulary(), [["moka", "pot"]]) == []
+
+
+def test_every_occurrence_is_found_as_a_scan_of_each_position_finds_it():
+    """Random pages over a small vocabulary (so phrases repeat and share prefixes), against a
+    plain scan of every position and every phrase."""
+    rng = random.Random(7)
+    vocabulary_words = [f"w{i}" for i in range(12)]
+    phrases = {tuple(rng.choices(vocabulary_words, k=rng.randint(1, 6))) for _ in range(60)}
+    pages = [rng.choices(vocabulary_words, k=rng.randint(0, 40)) for _ in range(50)]
+    expected = sorted((g, phrase) for g, page in enumerate(pages) for phrase in phrases
+                      for i in range(len(page)) if tuple(page[i:i + len(phrase)]) == phrase)
+    vocabulary = Vocabulary()
+    vocabulary.ids(["unrelated", "w3"])  # ids the matcher did not give, and words outside phrases
+    assert _found(_matcher(sorted(phrases)), vocabulary, pages) == expected
+
+
+def test_the_matchers_ids_follow_a_vocabulary_that_grows():
+    matcher = _matcher([("moka", "pot")])
+    vocabulary = Vocabulary()
+    assert _found(matcher, vocabulary, [["a", "pot"]]) == []
+    assert _found(matcher, vocabulary, [["moka", "pot", "moka"]]) == [(0, ("moka", "pot"))]
+
+
+def test_groups_per_item_counts_each_group_once():
+    groups = np.array([0, 0, 1, 3, 3, 3])
+    items = np.array([2, 2, 2, 0, 2, 0])
+    assert groups_per_item(groups, items, 4).tolist() == [1, 0, 3, 0]
+    assert groups_per_item(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 2).tolist() == [0, 0]
+    assert counter_of(["a", "b", "c", "d"], groups_per_item(groups, items, 4)) == Counter({"a": 1, "c": 3})
