@@ -527,6 +527,22 @@ def test_the_finders_passes_over_every_page_count_alike_in_two_processes(monkeyp
     assert two.occurrences == one.occurrences
 
 
+def test_the_finders_counts_are_the_same_in_batches_of_a_few_pages(monkeypatch):
+    """Proper nouns and the pages per word and per name, counted a batch of pages at a time (the
+    words seen so far kept as ids from batch to batch): the same as in one batch."""
+    from postprocess.stages import anchors
+
+    pages = [page(url(f"/p{i}"), f"Moka pot {i}", f"The Moka pot and Chemex brew {i}. A kettle helps Chemex. "
+                  f"Use the moka pot{' daily' * (i % 3)}. Ask Hario {i % 4}.") for i in range(20)]
+    crawl = build_crawl(pages, [], [])
+    one = AnchorFinder(crawl)
+    monkeypatch.setattr(anchors, "PROSE_BATCH_PAGES", 3)
+    batched = AnchorFinder(crawl)
+    assert batched.proper == one.proper and {"chemex", "hario"} <= batched.proper
+    assert batched.word_pages == one.word_pages and batched.word_pages["daily"] == 13
+    assert batched.occurrences == one.occurrences and batched.occurrences[("moka", "pot")] == 20
+
+
 def test_a_phrase_counts_on_a_page_only_inside_one_prose_block():
     """The pages a possible name stands on: a page's prose blocks are scanned as one text with a
     break between blocks, so a paragraph ending "French" and the next starting "Press" do not make

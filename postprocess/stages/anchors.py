@@ -203,6 +203,9 @@ def is_dictionary_word(raw: str, proper_nouns: frozenset[str] = frozenset()) -> 
 #: capitalised in at least this share of those uses.
 PROPER_MIN_USES = 3
 PROPER_SHARE = 0.9
+#: Pages read together by the passes over every page's words (``proper_nouns``, ``_prose_counts``):
+#: their words held as one list, then counted as ids in NumPy.
+PROSE_BATCH_PAGES = 256
 T = TypeVar("T")
 R = TypeVar("R")
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
@@ -223,14 +226,28 @@ def proper_nouns(texts: Iterable[str], workers: int = 1) -> frozenset[str]:
 
 
 def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
-    """Uses of each word inside sentences, capitalised and in all."""
-    upper: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    for text in texts:  # one scan; counted by C loops: Counter.update of mapped, filtered iterators
-        found = _MID_SENTENCE.findall(text)
-        total.update(map(str.lower, found))
-        upper.update(map(str.lower, itertools.filterfalse(str.isupper, filter(_CAPITAL.match, found))))
-    return upper, total
+    """Uses of each word inside sentences, capitalised and in all: one scan a text, each written
+    word looked up once in a table of the written words seen (its lower-case form's id, whether it
+    is capitalised), and a batch of texts counted in NumPy."""
+    written = Vocabulary()  # a word as written → its number
+    forms = Vocabulary()  # its lower-case form → the form's number
+    form_of = np.zeros(0, dtype=np.int64)  # by written number
+    upper_of = np.zeros(0, dtype=bool)  # by written number: starts with a capital, not all capitals
+    upper = np.zeros(0, dtype=np.int64)  # by form number
+    total = np.zeros(0, dtype=np.int64)
+    for start in range(0, len(texts), PROSE_BATCH_PAGES):
+        batch = texts[start:start + PROSE_BATCH_PAGES]
+        found = list(itertools.chain.from_iterable(map(_MID_SENTENCE.findall, batch)))
+        numbers = written.ids(found, len(found))
+        new = written.words[len(form_of):]
+        form_of = np.concatenate([form_of, forms.ids(map(str.lower, new), len(new))])
+        upper_of = np.concatenate([upper_of, np.fromiter(
+            (bool(_CAPITAL.match(w)) and not w.isupper() for w in new), dtype=bool, count=len(new))])
+        size = len(forms.words)
+        used = form_of[numbers]
+        total = np.bincount(used, minlength=size) + np.pad(total, (0, size - len(total)))
+        upper = np.bincount(used[upper_of[numbers]], minlength=size) + np.pad(upper, (0, size - len(upper)))
+    return counter_of(forms.words, upper), counter_of(forms.words, total)
 
 
 def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
@@ -452,8 +469,6 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
 #: Between two blocks' words in ``_prose_counts`` (no word holds it, names never match across it).
 _BREAK = "\x00"
 _WORD_OR_BREAK = re.compile(WORD.pattern + "|" + _BREAK)
-#: Pages tokenised together in ``_prose_counts``: their words held as one list, then as ids.
-PROSE_BATCH_PAGES = 256
 
 
 def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
