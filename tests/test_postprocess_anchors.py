@@ -79,6 +79,20 @@ def test_long_sentence_context_is_cut_around_the_anchor():
     assert "needle" in ctx and len(ctx) <= 100
 
 
+def test_a_sources_words_their_spans_forms_and_where_each_form_stands():
+    """Every word of the running text with its character span, its normal form (the plural
+    stripped, the case folded) and, per form, the numbers of the words written that way or another."""
+    text = "Queries and a query: QUERY’s set.\n— Models, model-forms & e.g. models"
+    src = source_text(prose(text, url="u"))
+    assert src.raw == ["Queries", "and", "a", "query", "QUERY’s", "set",
+                       "Models", "model-forms", "e.g", "models"]
+    assert [src.text[a:b] for a, b in src.spans] == src.raw
+    assert src.norms == ["query", "and", "a", "query", "query'", "set", "model", "model-form", "e.g", "model"]
+    assert src.positions["query"] == [0, 3] and src.positions["model"] == [6, 9]
+    assert src.sentence_of == [0, 0, 0, 0, 0, 0, 1, 1, 1, 2] and src.block_of == [0] * 6 + [1] * 4
+    assert source_text(prose("", url="u")).positions == {}
+
+
 def _anchor(crawl, source, targets, allow_title=False):
     rows = [Suggestion(source, t, 1.0 - i / 10) for i, t in enumerate(targets)]
     add_anchors(crawl, rows, allow_title=allow_title)
