@@ -17,8 +17,8 @@ def _found(matcher, vocabulary, pages):
     words = [w for page in pages for w in page]
     ids = vocabulary.ids(words, len(words))
     groups = np.repeat(np.arange(len(pages)), [len(page) for page in pages])
-    found_groups, numbers = matcher.find(matcher.word_ids(ids, vocabulary), groups)
-    return sorted(zip(found_groups.tolist(), [matcher.phrases[n] for n in numbers.tolist()], strict=True))
+    starts, numbers, _ = matcher.find(matcher.word_ids(ids, vocabulary), groups)
+    return sorted(zip(groups[starts].tolist(), [matcher.phrases[n] for n in numbers.tolist()], strict=True))
 
 
 def test_a_word_gets_the_next_id_once():
@@ -56,16 +56,22 @@ def test_no_phrases_find_nothing():
 
 def test_every_occurrence_is_found_as_a_scan_of_each_position_finds_it():
     """Random pages over a small vocabulary (so phrases repeat and share prefixes), against a
-    plain scan of every position and every phrase."""
+    plain scan of every position and every phrase: where each starts, and its words."""
     rng = random.Random(7)
     vocabulary_words = [f"w{i}" for i in range(12)]
-    phrases = {tuple(rng.choices(vocabulary_words, k=rng.randint(1, 6))) for _ in range(60)}
+    phrases = sorted({tuple(rng.choices(vocabulary_words, k=rng.randint(1, 6))) for _ in range(60)})
     pages = [rng.choices(vocabulary_words, k=rng.randint(0, 40)) for _ in range(50)]
-    expected = sorted((g, phrase) for g, page in enumerate(pages) for phrase in phrases
-                      for i in range(len(page)) if tuple(page[i:i + len(phrase)]) == phrase)
+    words = [w for page in pages for w in page]
+    groups = np.repeat(np.arange(len(pages)), [len(page) for page in pages])
+    expected = sorted((start, phrase, len(phrase)) for start in range(len(words)) for phrase in phrases
+                      if tuple(words[start:start + len(phrase)]) == phrase
+                      and groups[start] == groups[start + len(phrase) - 1])
     vocabulary = Vocabulary()
     vocabulary.ids(["unrelated", "w3"])  # ids the matcher did not give, and words outside phrases
-    assert _found(_matcher(sorted(phrases)), vocabulary, pages) == expected
+    matcher = _matcher(phrases)
+    starts, numbers, lengths = matcher.find(matcher.word_ids(vocabulary.ids(words), vocabulary), groups)
+    found = sorted(zip(starts.tolist(), [phrases[n] for n in numbers], lengths.tolist(), strict=True))
+    assert found == expected and len(found) > 100
 
 
 def test_the_matchers_ids_follow_a_vocabulary_that_grows():

@@ -528,7 +528,8 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
             more = groups_per_item(groups[is_word], ids[is_word], len(vocabulary.words))
             more[:len(word_pages)] += word_pages
             word_pages = more
-            found += groups_per_item(*matcher.find(matcher.word_ids(ids, vocabulary), groups), len(matcher))
+            starts, numbers, _ = matcher.find(matcher.word_ids(ids, vocabulary), groups)
+            found += groups_per_item(groups[starts], numbers, len(matcher))
         phrases = counter_of(matcher.phrases, found)
         if on_empty_pages and empty:
             phrases.update({key: empty for key in on_empty_pages})

@@ -91,12 +91,13 @@ class PhraseMatcher:
             self._ids_of_vocabulary = np.concatenate([self._ids_of_vocabulary, more])
         return self._ids_of_vocabulary[ids]
 
-    def find(self, words: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def find(self, words: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every occurrence of every phrase in ``words`` (this matcher's word ids, from ``word_ids``)
-        that does not cross from one group to the next (``groups``: each word's, non-decreasing);
-        as two arrays: the group of the occurrence and the number of its phrase."""
-        found_groups: list[np.ndarray] = []
+        that does not cross from one group to the next (``groups``: each word's, non-decreasing), as
+        three arrays: where it starts (a word number), the number of its phrase, and its words."""
+        found_starts: list[np.ndarray] = []
         found_phrases: list[np.ndarray] = []
+        found_lengths: list[np.ndarray] = []
         width = self._width
         starts = np.flatnonzero(self._first[words])
         nodes = self._first[words[starts]]  # the first step: the root's children, looked up directly
@@ -112,13 +113,14 @@ class PhraseMatcher:
                 starts, nodes = starts[walked], self._nodes[place[walked]]
             phrase = self._phrase_of[nodes]
             ended = phrase >= 0
-            found_groups.append(groups[starts[ended]])
+            found_starts.append(starts[ended])
             found_phrases.append(phrase[ended])
+            found_lengths.append(np.full(len(found_starts[-1]), step + 1, dtype=np.int64))
             if not len(starts):
                 break
-        if not found_groups:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(found_groups), np.concatenate(found_phrases)
+        if not found_starts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(found_starts), np.concatenate(found_phrases), np.concatenate(found_lengths)
 
 
 def groups_per_item(found_groups: np.ndarray, items: np.ndarray, size: int) -> np.ndarray:
