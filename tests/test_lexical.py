@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -212,21 +214,50 @@ def test_a_fold_index_counts_again_only_the_names_its_hidden_links_give() -> Non
         NameIndex(titles, uses, texts).without_links(columns, hidden)
 
 
+def _scanned(names, text):
+    """A name's count on a page, in the order a scan of its tokens first meets each: the names
+    ending at each token, the longer first (every occurrence, overlapping ones too)."""
+    from postprocess.stages.lexical import tokens
+
+    words = tokens(text)
+    found: Counter = Counter()
+    for end in range(1, len(words) + 1):
+        for start in range(end):
+            if tuple(words[start:end]) in names:
+                found[tuple(words[start:end])] += 1
+    return found
+
+
 def test_the_site_index_keeps_each_pages_name_counts_as_columns() -> None:
     """Each page's counts, read back in the order they were found, are those a scan of its text gives;
     held as int32 columns, not a Counter a page; the pages mentioning each name come from them."""
-    from postprocess.stages.lexical import token_line
-
-    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home")]
-    texts = ["A grinder, then espresso; espresso again. Grinders!", "", "pour over and espresso", "home"]
-    index = NameIndex(titles, [(0, 1, "grinder")], texts)
-    assert index._automaton is None  # the scan is done: its matcher (~1 KB a page) is not kept
-    scans = [index._names_in(token_line(text)) for text in texts]
+    titles = [(name, name) for name in ("Espresso", "Grinders", "Pour over", "Home", "Conical burr grinder")]
+    texts = ["A grinder, then espresso; espresso again. Grinders!", "", "pour over and espresso", "home",
+             "Pour over: a conical burr grinder beats a burr grinder. Grinder."]
+    index = NameIndex(titles, [(0, 1, "grinder"), (2, 3, "burr grinder")], texts)
+    scans = [_scanned(set(index.by_words), text) for text in texts]
     assert isinstance(index.page_names.ids, np.ndarray) and index.page_names.ids.dtype == np.int32
-    assert [list(index.page_names[i].items()) for i in range(4)] == [list(c.items()) for c in scans]
+    assert [list(index.page_names[i].items()) for i in range(5)] == [list(c.items()) for c in scans]
     assert index.page_names[0] == {("grinder",): 1, ("espresso",): 2, ("grinders",): 1}
-    assert index.page_names[1] == {} and len(index.page_names) == 4
-    assert dict(index.mentioned) == {("grinder",): 1, ("espresso",): 2, ("grinders",): 1, ("pour", "over"): 1}
+    assert list(index.page_names[4].items()) == [  # at "grinder", the longer names first
+        (("pour", "over"), 1), (("conical", "burr", "grinder"), 1), (("burr", "grinder"), 2),
+        (("grinder",), 3)]
+    assert index.page_names[1] == {} and len(index.page_names) == 5
+    assert dict(index.mentioned) == {("grinder",): 2, ("espresso",): 2, ("grinders",): 1, ("pour", "over"): 2,
+                                     ("burr", "grinder"): 1, ("conical", "burr", "grinder"): 1}
+
+
+def test_names_are_counted_alike_in_batches_of_a_few_texts(monkeypatch) -> None:
+    from postprocess.stages import lexical
+
+    titles = [(f"Moka pot {i}", f"Moka pot {i}") for i in range(9)]
+    texts = [f"The moka pot {i} and moka pot {i + 1}; moka pot." for i in range(9)]
+    whole = NameIndex(titles, [(0, 1, "moka pot")], texts)
+    monkeypatch.setattr(lexical, "NAME_SCAN_TEXTS", 2)
+    batched = NameIndex(titles, [(0, 1, "moka pot")], texts)
+    assert [list(batched.page_names[i].items()) for i in range(9)] == [
+        list(whole.page_names[i].items()) for i in range(9)]
+    assert batched.page_names[3] == {("moka", "pot"): 3, ("moka", "pot", "3"): 1, ("moka", "pot", "4"): 1}
 
 
 def test_anchor_names_are_counted_alike_from_columns_and_from_link_rows() -> None:

@@ -18,15 +18,13 @@ Two signals that embeddings alone miss on documentation and product sites:
 from __future__ import annotations
 
 import copy
+import itertools
 import math
-import operator
 import re
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import ahocorasick
 import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
@@ -34,6 +32,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 from postprocess.background import Background, worth_a_fork
 from postprocess.stages.links import distinct, first_seen
 from postprocess.stages.overlay import Changed
+from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 
@@ -43,6 +42,8 @@ TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
 #: Longest name (in tokens) looked up in page texts.
 MAX_NAME_TOKENS = 8
+#: Page texts tokenised together when the names in them are counted (``scan_page_names``).
+NAME_SCAN_TEXTS = 256
 #: Anchor texts that never name a page.
 GENERIC_ANCHORS = frozenset(
     "here click here read more more this page link next previous back top home learn more "
@@ -53,12 +54,6 @@ GENERIC_ANCHORS = frozenset(
 def tokens(text: str) -> list[str]:
     """Lower-case tokens of ``text`` (see ``TOKEN``)."""
     return TOKEN.findall(text.lower())
-
-
-def token_line(text: str) -> str:
-    """``text`` as its tokens between single spaces, with a space at each end: the form the name
-    matcher scans (a name " query set " then only matches whole tokens)."""
-    return " " + " ".join(tokens(text)) + " "
 
 
 def site_title_parts(titles: Sequence[str], share: float = 0.3) -> set[str]:
@@ -302,17 +297,12 @@ class _PageNames(Sequence[Counter[tuple[str, ...]]]):
     first seen) is made when the page is read. A Counter a page cost ~2.3 KB at 30,000 pages; the
     columns cost 8 bytes a (page, name)."""
 
-    def __init__(self, names: Sequence[tuple[str, ...]], counts: Iterable[Counter[tuple[str, ...]]]) -> None:
-        number = {words: i for i, words in enumerate(names)}
-        ids, found, ends = array("i"), array("i"), array("q", [0])
-        for page in counts:
-            ids.extend(map(number.__getitem__, page.keys()))
-            found.extend(page.values())
-            ends.append(len(ids))
+    def __init__(self, names: Sequence[tuple[str, ...]], ids: np.ndarray, counts: np.ndarray,
+                 indptr: np.ndarray) -> None:
+        """``ids``, ``counts``: each page's names (numbers in ``names``) and their counts, in the order
+        first found, page after page; ``indptr``: where each page's start (and, last, where they end)."""
         self.names = list(names)
-        self.ids = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
-        self.counts = np.frombuffer(found, dtype=np.int32) if len(found) else np.zeros(0, dtype=np.int32)
-        self.indptr = np.frombuffer(ends, dtype=np.int64)
+        self.ids, self.counts, self.indptr = ids, counts, indptr
 
     def __len__(self) -> int:
         return len(self.indptr) - 1
@@ -333,6 +323,40 @@ class _PageNames(Sequence[Counter[tuple[str, ...]]]):
         """Name → how many pages mention it."""
         pages = np.bincount(self.ids, minlength=len(self.names)) if len(self.names) else np.zeros(0, np.int64)
         return Counter({self.names[i]: int(n) for i, n in enumerate(pages.tolist()) if n})
+
+
+def scan_page_names(names: Sequence[tuple[str, ...]], texts: Iterable[str]) -> _PageNames:
+    """Every occurrence of every name (tuples of ``tokens``) in each text's tokens, overlapping ones
+    too, counted a page at a time in the order first found: a name ending at an earlier token first,
+    of those ending at the same token the longer first. Texts are read a batch at a time, their
+    tokens made ids and the names found by ``PhraseMatcher``, then grouped by page in NumPy."""
+    matcher = PhraseMatcher(names, names)
+    vocabulary = Vocabulary()
+    width = max(1, len(names))
+    ids: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
+    iterator = iter(texts)
+    while batch := list(itertools.islice(iterator, NAME_SCAN_TEXTS)):
+        found = [tokens(text) for text in batch]
+        lengths = list(map(len, found))
+        words = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
+        groups = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
+        starts, numbers, spans = matcher.find(matcher.word_ids(words, vocabulary), groups)
+        order = np.lexsort((-spans, starts + spans))  # by the token they end at, then the longer first
+        pairs = groups[starts[order]] * width + numbers[order]
+        by_pair = np.argsort(pairs, kind="stable")
+        ordered = pairs[by_pair]
+        firsts = np.flatnonzero(np.diff(ordered, prepend=-1))  # the first of each pair (pairs are >= 0)
+        back = np.argsort(by_pair[firsts], kind="stable")  # each (page, name) where it was first found
+        kept = ordered[firsts][back]
+        ids.append((kept % width).astype(np.int32))
+        counts.append(np.diff(np.append(firsts, len(ordered)))[back].astype(np.int32))
+        sizes.append(np.bincount(kept // width, minlength=len(batch)))
+    if not ids:
+        return _PageNames(names, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(1, np.int64))
+    indptr = np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
+    return _PageNames(names, np.concatenate(ids), np.concatenate(counts), indptr)
 
 
 class _FilteredNames(Sequence[Counter[tuple[str, ...]]]):
@@ -398,11 +422,9 @@ class NameIndex:
         titles: Sequence[tuple[str, str]],
         anchor_uses: Iterable[tuple[int, int, str]] | AnchorUses,
         texts: Sequence[str],
-        lines: Iterable[str] | None = None,
         base: NameIndex | None = None,
     ) -> None:
-        """``lines``: ``token_line`` of each text, when the caller has them (made here otherwise).
-        ``base``: an index of the same texts (the site's, when this is a confidence fold's): when
+        """``base``: an index of the same texts (the site's, when this is a confidence fold's): when
         its names include all of these, its counts are filtered instead of scanning the texts again."""
         self.by_words: Mapping[tuple[str, ...], list[_Name]] = defaultdict(list)
         # Anchor names: commonness = share of the anchor's uses that point to this target.
@@ -423,7 +445,6 @@ class NameIndex:
         _add_page_names(self.by_words, owners)
         # The page names of words links also name (a fold that hides links names them again).
         self._owners = {words: pages for words, pages in owners.items() if words in counts.uses}
-        self._automaton: ahocorasick.Automaton | None = None
         # Keyphraseness: share of the pages mentioning a name that link it.
         if base is not None and all(words in base.by_words for words in self.by_words):
             # Every occurrence of every name is counted (overlapping ones too), so a page's counts
@@ -433,9 +454,7 @@ class NameIndex:
                                                                                  self.by_words)
             self.mentioned = base.mentioned
         else:
-            lines = lines if lines is not None else (token_line(text) for text in texts)
-            names = _PageNames(list(self.by_words), map(self._names_in, lines))
-            self._automaton = None  # ~1 KB a page: the scan is done, and a fold's index has its own
+            names = scan_page_names(list(self.by_words), texts)
             self.page_names = names
             self.mentioned = names.pages_mentioning()
         self.keyphraseness: Mapping[tuple[str, ...], float] = {
@@ -475,23 +494,6 @@ class NameIndex:
         gone = frozenset(words for words in changed if words not in names)
         fold.page_names = _WithoutNames(self.page_names, gone) if gone else self.page_names
         return fold
-
-    @property
-    def _matcher(self) -> ahocorasick.Automaton:
-        """One compiled multi-pattern matcher (Aho-Corasick) that finds every name in a text in one pass."""
-        if self._automaton is None:
-            self._automaton = ahocorasick.Automaton()
-            for words in self.by_words:
-                self._automaton.add_word(" " + " ".join(words) + " ", words)
-            if len(self._automaton):
-                self._automaton.make_automaton()
-        return self._automaton
-
-    def _names_in(self, line: str) -> Counter[tuple[str, ...]]:
-        """Every occurrence of every name in a ``token_line`` (overlapping ones too)."""
-        if not len(self._matcher):
-            return Counter()
-        return Counter(map(operator.itemgetter(1), self._matcher.iter(line)))
 
     def mentions(self, source: int) -> dict[int, Mention]:
         """Targets named in page ``source``'s text, with their best name."""
