@@ -97,6 +97,34 @@ def test_the_tfidf_index_made_in_a_second_process_is_the_one_made_here(monkeypat
     assert there.lexical_sims.tolist() == here.lexical_sims.tolist()
 
 
+def _vectorizer_counts(documents, max_df):
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+    from postprocess.stages.lexical import TOKEN
+
+    return CountVectorizer(stop_words=list(ENGLISH_STOP_WORDS), token_pattern=TOKEN.pattern, lowercase=True,
+                           max_df=max_df, dtype=np.float32).fit_transform(documents)
+
+
+@pytest.mark.parametrize("batch", [2, 256])
+def test_term_counts_are_the_vectorizers_to_the_byte(monkeypatch, batch) -> None:
+    """The counts, their columns (alphabetical, less the terms on over a tenth of the documents) and
+    each row's order (the terms in the order the documents first used them) are scikit-learn's,
+    read a few documents at a time or all at once."""
+    from postprocess.stages import lexical
+
+    monkeypatch.setattr(lexical, "TERM_COUNT_DOCUMENTS", batch)
+    documents = [*DOCS, "Zebra QuerySet.filter() and the zebra", "", "the and of", "Álgebra naïve CAFÉ café",
+                 "model model model views", "models.Model views django"]
+    ours = lexical.term_counts(documents, 1, 0.1)
+    theirs = _vectorizer_counts(documents, 0.1)
+    assert ours.shape == theirs.shape == (11, 18) and ours.dtype == theirs.dtype == np.float32
+    for name in ("data", "indices", "indptr"):
+        assert getattr(ours, name).tobytes() == getattr(theirs, name).tobytes(), name
+    assert lexical.term_counts(["the and", "", "of"], 1, 1.0) is None  # only stop words: no term
+    assert lexical.term_counts([], 1, 1.0) is None
+
+
 def test_lexical_index_of_pages_without_words() -> None:
     index = LexicalIndex(["", "  "])
     rows, _ = index.neighbours(1)

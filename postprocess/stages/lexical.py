@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
 from postprocess.background import Background, worth_a_fork
 from postprocess.stages.links import distinct, first_seen
@@ -75,23 +75,72 @@ def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> st
 EXACT_NEIGHBOURS_LIMIT = 20_000
 
 
+#: Documents tokenised together by ``term_counts``.
+TERM_COUNT_DOCUMENTS = 256
+_STOP_WORDS = frozenset(ENGLISH_STOP_WORDS)
+
+
+def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.csr_matrix | None:
+    """The documents' term counts (float32, CSR) as scikit-learn's ``CountVectorizer`` makes them
+    with ``TOKEN``, lower case and English stop words, its ``min_df`` and ``max_df`` (a share of the
+    documents) and its columns (the terms in alphabetical order); None where it finds no term.
+    Each document's tokens are made ids (one dictionary lookup a token) and a batch of documents
+    is counted in NumPy, where the vectorizer takes a Python step a token."""
+    vocabulary = Vocabulary()
+    stop = np.zeros(0, dtype=bool)  # by term id
+    rows: list[np.ndarray] = []
+    terms: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    documents_seen = 0
+    iterator = iter(documents)
+    while batch := list(itertools.islice(iterator, TERM_COUNT_DOCUMENTS)):
+        found = [tokens(document) for document in batch]
+        lengths = list(map(len, found))
+        ids = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
+        new = vocabulary.words[len(stop):]
+        is_stop = np.fromiter(map(_STOP_WORDS.__contains__, new), dtype=bool, count=len(new))
+        stop = np.concatenate([stop, is_stop])
+        row = np.repeat(np.arange(documents_seen, documents_seen + len(batch), dtype=np.int64), lengths)
+        kept = ~stop[ids]
+        pairs = np.sort(row[kept] * (1 << 32) + ids[kept])
+        firsts = np.flatnonzero(np.diff(pairs, prepend=-1))
+        rows.append(pairs[firsts] >> 32)
+        terms.append(pairs[firsts] & 0xFFFFFFFF)
+        counts.append(np.diff(np.append(firsts, len(pairs))))
+        documents_seen += len(batch)
+    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int64)
+    count = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+    # the columns: the terms in alphabetical order, less those on too few or too many documents
+    alphabetical = np.array(sorted(range(len(vocabulary.words)), key=vocabulary.words.__getitem__),
+                            dtype=np.int64)
+    document_frequency = np.bincount(term, minlength=len(vocabulary.words))
+    most = max_df * documents_seen if isinstance(max_df, float) else max_df
+    wanted = (document_frequency[alphabetical] >= min_df) & (document_frequency[alphabetical] <= most)
+    if not len(term) or not wanted.any() or most < min_df:
+        return None
+    column = np.full(len(vocabulary.words), -1, dtype=np.int64)
+    column[alphabetical[wanted]] = np.arange(int(wanted.sum()))
+    keep = column[term] >= 0
+    row, term, count = row[keep], term[keep], count[keep]
+    # a row's terms in the order the site first used them, as the vectorizer leaves them (it sorts
+    # by its first-seen ids, then renumbers the columns alphabetically)
+    order = np.lexsort((term, row))
+    term = column[term]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=documents_seen))])
+    return sparse.csr_matrix((count[order].astype(np.float32), term[order].astype(np.int32),
+                              indptr.astype(np.int32)), shape=(documents_seen, int(wanted.sum())))
+
+
 class LexicalIndex:
     """TF-IDF vectors of pages, L2-normalised, with pair similarity and blockwise nearest pages."""
 
     def __init__(self, documents: Sequence[str], min_df: int = 1, max_df: float = 0.5) -> None:
-        vectorizer = TfidfVectorizer(
-            sublinear_tf=True,
-            stop_words=list(ENGLISH_STOP_WORDS),
-            token_pattern=TOKEN.pattern,
-            lowercase=True,
-            min_df=min_df,
-            max_df=max_df if len(documents) > 20 else 1.0,
-            dtype=np.float32,
-        )
-        try:
-            self.matrix = sparse.csr_matrix(vectorizer.fit_transform(documents))  # its vocabulary is not kept
-        except ValueError:  # no token at all
+        counts = term_counts(documents, min_df, max_df if len(documents) > 20 else 1.0)
+        if counts is None:  # no term at all
             self.matrix = sparse.csr_matrix((len(documents), 1), dtype=np.float32)
+        else:  # its vocabulary is not kept
+            self.matrix = sparse.csr_matrix(TfidfTransformer(sublinear_tf=True).fit_transform(counts))
         self._dense: np.ndarray | None = None  # one source row spread out, for ``similarities``
 
     def __len__(self) -> int:
