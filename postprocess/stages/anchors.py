@@ -291,27 +291,6 @@ class SourceText:
         return self.blocks[self.block_of[i]][1]
 
 
-#: A source's words as written → the id of their normal form (``source_text``; kept for the run: a
-#: site's words repeat, so each written form is normalised once).
-_SOURCE_WORDS = Vocabulary(normalise)
-#: ``WORD`` as the one group of a split: the text between words and the words, in turn.
-_WORD_PIECES = re.compile(f"({WORD.pattern})")
-
-
-def _positions(ids: np.ndarray) -> dict[str, list[int]]:
-    """Normal form → the numbers of the words that have it, from the words' ids (``_SOURCE_WORDS``):
-    one stable sort, then slices of its order."""
-    if not len(ids):
-        return {}
-    order = np.argsort(ids, kind="stable")
-    ordered = ids[order]
-    cuts = (np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist()
-    numbers = order.tolist()
-    firsts = [0, *cuts]
-    forms = map(_SOURCE_WORDS.words.__getitem__, ordered[firsts].tolist())
-    return dict(zip(forms, map(numbers.__getitem__, map(slice, firsts, [*cuts, len(numbers)])), strict=True))
-
-
 def source_text(page: Page, linked: set[str] | None = None,
                 aliases: dict[str, str] | None = None) -> SourceText:
     """Index a source page's prose blocks for anchor search.
@@ -336,21 +315,21 @@ def source_text(page: Page, linked: set[str] | None = None,
         code.extend((offset + start, offset + end) for start, end in block.code)
         offset += len(block.text) + 1
     text = "\n".join(pieces)
-    # Every word's list is made by C loops (maps, one split, NumPy), not a Python loop per word.
+    # Every word's list is made by C loops (map over the matches), not a Python loop per word.
     bounds = list(map(re.Match.end, SENTENCE_END.finditer(text)))
-    split = _WORD_PIECES.split(text)  # the text between words, a word, ..., the text after the last
-    raw = split[1::2]
-    offsets = np.cumsum(np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
-    starts = offsets[0:-1:2]
-    spans = list(zip(starts.tolist(), offsets[1::2].tolist(), strict=True))
-    ids = _SOURCE_WORDS.ids(raw, len(raw))
-    norms = list(map(_SOURCE_WORDS.words.__getitem__, ids.tolist()))
+    spans = list(map(re.Match.span, WORD.finditer(text)))
+    raw = WORD.findall(text)
+    norms = list(map(normalise, raw))
+    starts = np.fromiter(map(operator.itemgetter(0), spans), dtype=np.int64, count=len(spans))
     # sentence of a word: how many sentence ends are at or before its start; block: how many
     # blocks end before it
     sentence_of = np.searchsorted(np.asarray(bounds, dtype=np.int64), starts, side="right").tolist()
     ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
     block_of = np.searchsorted(ends, starts, side="left").tolist()
-    return SourceText(text, spans, norms, raw, sentence_of, _positions(ids), sorted(blocked), code, bounds,
+    positions: dict[str, list[int]] = defaultdict(list)
+    for i, norm in enumerate(norms):
+        positions[norm].append(i)
+    return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code, bounds,
                       block_of, [(kind, block) for _, _, kind, block in block_ranges])
 
 
