@@ -82,7 +82,8 @@ class PhraseMatcher:
         return len(self.phrases)
 
     def word_ids(self, ids: np.ndarray, vocabulary: Vocabulary) -> np.ndarray:
-        """``ids`` of ``vocabulary`` as this matcher's word ids (0 for a word in no phrase)."""
+        """``ids`` of ``vocabulary`` as this matcher's word ids (0 for a word in no phrase). A matcher
+        serves one vocabulary, which may grow between calls: the ids of its new words are added."""
         known = len(self._ids_of_vocabulary)
         if known < len(vocabulary.words):
             of_word = self._word_ids.get
