@@ -477,19 +477,14 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
     or not). A page's prose blocks are one text with a break token between them (a phrase never
     spans two blocks); its words are normalised and made ids, and a batch of pages is counted and
     matched in NumPy (``phrases``)."""
-    keys = list(keys)
-    # a key is matched as its words with spaces between, word by word (a key of no words stands on
-    # the pages without any)
-    pieces = [" ".join(key).split(" ") for key in keys]
-    on_empty_pages = [key for key, words in zip(keys, pieces, strict=True) if words == [""]]
-    matcher = PhraseMatcher([() if "" in words else words for words in pieces], keys)
+    keys = list(keys)  # each a name's words, as ``words`` makes them: never empty, no spaces
+    matcher = PhraseMatcher(keys, keys)
     vocabulary = Vocabulary(normalise)
     brk = vocabulary[_BREAK]
 
     def count(pages: Sequence[Page]) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
         word_pages = np.zeros(0, dtype=np.int64)  # by word id
         found = np.zeros(len(matcher), dtype=np.int64)  # by phrase number
-        empty = 0
         for start in range(0, len(pages), PROSE_BATCH_PAGES):
             tokens: list[str] = []
             lengths: list[int] = []
@@ -500,7 +495,6 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
                 words = _WORD_OR_BREAK.findall(joined)
                 tokens.extend(words)
                 lengths.append(len(words))
-            empty += lengths.count(0)
             ids = vocabulary.ids(tokens, len(tokens))
             groups = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
             is_word = ids != brk
@@ -509,10 +503,7 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
             word_pages = more
             starts, numbers, _ = matcher.find(matcher.word_ids(ids, vocabulary), groups)
             found += groups_per_item(groups[starts], numbers, len(matcher))
-        phrases = counter_of(matcher.phrases, found)
-        if on_empty_pages and empty:
-            phrases.update({key: empty for key in on_empty_pages})
-        return counter_of(vocabulary.words, word_pages), phrases
+        return counter_of(vocabulary.words, word_pages), counter_of(matcher.phrases, found)
 
     word_pages: Counter[str] = Counter()
     found: Counter[tuple[str, ...]] = Counter()
