@@ -393,14 +393,9 @@ def scan_page_names(names: Sequence[tuple[str, ...]], texts: Iterable[str]) -> _
         groups = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
         starts, numbers, spans = matcher.find(matcher.word_ids(words, vocabulary), groups)
         order = np.lexsort((-spans, starts + spans))  # by the token they end at, then the longer first
-        pairs = groups[starts[order]] * width + numbers[order]
-        by_pair = np.argsort(pairs, kind="stable")
-        ordered = pairs[by_pair]
-        firsts = np.flatnonzero(np.diff(ordered, prepend=-1))  # the first of each pair (pairs are >= 0)
-        back = np.argsort(by_pair[firsts], kind="stable")  # each (page, name) where it was first found
-        kept = ordered[firsts][back]
+        kept, _, found_counts = first_seen(groups[starts[order]] * width + numbers[order])  # (page, name)
         ids.append((kept % width).astype(np.int32))
-        counts.append(np.diff(np.append(firsts, len(ordered)))[back].astype(np.int32))
+        counts.append(found_counts.astype(np.int32))
         sizes.append(np.bincount(kept // width, minlength=len(batch)))
     if not ids:
         return _PageNames(names, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(1, np.int64))
