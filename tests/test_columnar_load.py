@@ -340,3 +340,29 @@ def test_a_batch_file_reads_back_what_it_was_given_from_a_file_with_no_name():
         spill.write(batch)
     assert os.fstat(spill._file.fileno()).st_nlink == 0
     assert [b.to_pylist() for b in spill.read()] == [b.to_pylist() for b in batches]
+
+
+def test_a_links_part_is_let_go_before_the_next_is_read(tmp_path, monkeypatch):
+    """Each links part is read whole (Arrow); the one before it must be freed by then, by the
+    reader and by the loop over it, or the load holds two parts at once."""
+    targets = [url(f"t{i}") for i in range(300)]
+    for n in range(3):
+        rows = [link(SITE[i % len(SITE)]["url"], t, f"anchor {n} {t}") for i, t in enumerate(targets)]
+        write_crawl(tmp_path, SITE if n == 0 else [], rows * 10, [], part=f"p{n}-0001")
+    held: list[tuple[str, int]] = []
+    read_table = load.pq.read_table
+
+    def counted(path, *args, **kwargs):  # noqa: ANN001, ANN202 - pq.read_table's
+        allocated = pa.total_allocated_bytes()
+        table = read_table(path, *args, **kwargs)
+        if os.path.basename(os.path.dirname(path)) == "links":
+            held.append((os.path.basename(path), allocated, table.nbytes))
+        return table
+
+    monkeypatch.setattr(load.pq, "read_table", counted)
+    crawl = load_crawl(tmp_path)
+    assert len(crawl.links) == 3 * 3000
+    whole = held[3:]  # the second pass's parts, every column (the first reads two)
+    assert len(held) == 6 and all(size > 300_000 for _, _, size in whole), held
+    for (_, _, size), (name, before, _) in zip(whole, whole[1:], strict=False):
+        assert before < size / 2, f"{name} was read while {before:,} bytes of Arrow were held"

@@ -600,6 +600,7 @@ def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
         if job is not None:
             part = part.filter(pc.equal(part["job"], job))
         yield path, part, present
+        del part  # not held while the next part is read (nor should the caller's loop hold it)
 
 
 def _load_pages(files: list[Path], job: str | None, bad: BadParts | None
@@ -652,17 +653,48 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
     return pages
 
 
+def _newest_fetches(files: list[Path], job: str | None, bad: BadParts | None
+                    ) -> tuple[list[Path], dict[str | None, int], np.ndarray]:
+    """The parts that can be read, each source URL as written (its id: the order it is first
+    met), and the newest fetch time of each (microseconds), read from the source_url and
+    fetched_at columns only."""
+    raw: dict[str | None, int] = {}
+    memo: dict[str | None, int] = {}
+    latest = np.zeros(0, dtype=np.int64)
+    readable: list[Path] = []
+    for path, part, _ in _checked_parts(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
+                                        ("source_url", "fetched_at"), job, bad):
+        readable.append(path)
+        ids = _encode(part["source_url"], lambda v: raw.setdefault(v, len(raw)), memo)
+        latest = _padded(latest, len(raw))
+        np.maximum.at(latest, ids, _micros(part["fetched_at"]))
+        del part
+    return readable, raw, latest
+
+
+def _padded(latest: np.ndarray, size: int) -> np.ndarray:
+    """``latest`` grown to ``size`` sources; a source first met now has no fetch yet."""
+    if size <= len(latest):
+        return latest
+    return np.concatenate([latest, np.full(size - len(latest), np.iinfo(np.int64).min, dtype=np.int64)])
+
+
 def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: str | None,
                 bad: BadParts | None) -> LinkTable:
     """The links of each source's newest fetch, sources and targets resolved through ``aliases``,
-    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number)."""
+    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number).
+
+    Two passes over the parts: the newest fetch of each source first (two columns), then each
+    part's links, of which only the newest fetches' are kept as it is read. So what is held for
+    every link of the crawl is the kept columns alone (~15 bytes a link), not every link's
+    source, fetch time and ids until the last part is read.
+    """
     urls: dict[str, int] = {p.url: i for i, p in enumerate(pages)}
     page_count = len(urls)
-    raw_sources: dict[str | None, int] = {}
     anchors: dict[str, int] = {}
     positions: dict[str, int] = {}
-    memos: dict[str, dict[str | None, int]] = {name: {} for name in ("raw", "source", "target", "anchor",
-                                                                   "position")}
+    memos: dict[str, dict[str | None, int]] = {name: {} for name in ("raw", "target", "anchor", "position")}
+    readable, raw, latest = _newest_fetches(files, job, bad)
 
     def source_id(url: str | None) -> int:
         found = urls.get(resolve(url or "", aliases), -1)
@@ -671,37 +703,36 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
     def target_id(url: str | None) -> int:
         return urls.setdefault(resolve(url or "", aliases), len(urls))
 
+    source_of = np.fromiter(map(source_id, raw), dtype=np.int32, count=len(raw))  # raw source id → page
     columns: dict[str, list[np.ndarray]] = defaultdict(list)
-    for _, part, _ in _checked_parts(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
+    for _, part, _ in _checked_parts(readable, "links", LINK_COLUMNS, LINK_OPTIONAL,
                                      LINK_COLUMNS + LINK_OPTIONAL, job, bad):
-        n = part.num_rows
-        columns["raw"].append(_encode(part["source_url"],
-                                      lambda v: raw_sources.setdefault(v, len(raw_sources)), memos["raw"]))
-        columns["when"].append(_micros(part["fetched_at"]))
-        columns["source"].append(_encode(part["source_url"], source_id, memos["source"]))
-        columns["target"].append(_encode(part["target_url"], target_id, memos["target"]))
+        sources = _encode(part["source_url"], lambda v: raw.setdefault(v, len(raw)), memos["raw"])
+        if len(raw) > len(source_of):  # a source the first pass did not see (the part changed since)
+            latest = _padded(latest, len(raw))
+            source_of = np.concatenate([source_of, np.full(len(raw) - len(source_of), -1, dtype=np.int32)])
+        keep = (_micros(part["fetched_at"]) == latest[sources]) & (source_of[sources] >= 0)
+        columns["source"].append(source_of[sources][keep])
+        # every row's target and anchor get their ids (in the order they are met), kept rows or not
+        columns["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])
         columns["anchor"].append(_encode(part["anchor_text"],
                                          lambda v: anchors.setdefault(v or "", len(anchors)),
-                                         memos["anchor"]))
+                                         memos["anchor"])[keep])
         columns["position"].append(_encode(part["position"],
                                            lambda v: positions.setdefault(v or "other", len(positions)),
-                                           memos["position"], np.uint8))
+                                           memos["position"], np.uint8)[keep])
         names = part.column_names
-        columns["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)
-                                   if "nofollow" in names else np.zeros(n, dtype=bool))
-        columns["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)
-                                   if "internal" in names else np.ones(n, dtype=bool))
-    cols = {name: np.concatenate(columns.pop(name)) for name in list(columns)}  # a column at a time
-    if not cols:
+        columns["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)[keep]
+                                   if "nofollow" in names else np.zeros(int(keep.sum()), dtype=bool))
+        columns["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)[keep]
+                                   if "internal" in names else np.ones(int(keep.sum()), dtype=bool))
+        del part  # the part's table, freed before the next is read
+    if not columns:
         return LinkTable(list(urls), *(np.zeros(0, dtype=np.int64),) * 2, [], np.zeros(0, dtype=np.int64), [],
                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
-    # a source's links from its newest fetch only
-    latest = np.full(len(raw_sources), np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(latest, cols["raw"], cols["when"])
-    keep = (cols.pop("when") == latest[cols.pop("raw")]) & (cols["source"] >= 0)
 
-    def kept(name: str) -> np.ndarray:  # each column dropped as soon as its kept rows are taken
-        return cols.pop(name)[keep]
+    def kept(name: str) -> np.ndarray:  # a column at a time
+        return np.concatenate(columns.pop(name))
 
     return LinkTable(list(urls), kept("source"), kept("target"), list(anchors), kept("anchor"),
                      list(positions), kept("position"), kept("nofollow"), kept("internal"))
