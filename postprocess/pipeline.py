@@ -79,7 +79,7 @@ def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Emb
     pool = rows if isinstance(rows, Pool) else Pool.from_rows(rows)
     anchored = anchored_rows(pool, finder or AnchorFinder(crawl, options.title_anchors), workers)
     rejected["no_anchor"] += len(pool) - len(anchored)
-    add_passage_scores(anchored, embeddings, passages)
+    add_passage_scores(crawl, anchored, embeddings, passages)
     kept = [s for s in anchored
             if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]
     rejected["passage_off_topic"] += len(anchored) - len(kept)

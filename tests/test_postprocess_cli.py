@@ -183,6 +183,15 @@ def test_run_then_stages_one_at_a_time(tmp_path):
     assert alone.returncode == 0, alone.stderr
     assert (out / "anchored.parquet").read_bytes() == whole
 
+    # The report stage alone reads the anchored rows back with every score part (the paragraph's
+    # ``passage`` score too): the queue it writes is the whole run's.
+    queue = pq.read_table(out / "suggestions.parquet")
+    assert "passage" in queue.column_names
+    (out / "suggestions.parquet").unlink()
+    report = postprocess("report", "--crawl", str(crawl), "--out", str(out), *LOW)
+    assert report.returncode == 0, report.stderr
+    assert pq.read_table(out / "suggestions.parquet").equals(queue)
+
     # Stages one at a time, with a tighter cap: no model is loaded after embed.
     for stage in ("index", "rank", "anchors", "report"):
         step = postprocess(stage, "--crawl", str(crawl), "--out", str(out), *LOW, "--per-source", "1")

@@ -54,8 +54,8 @@ def test_a_pools_rows_are_grouped_by_source_in_page_order() -> None:
 
 
 def test_a_pools_stage_file_is_the_one_its_rows_make(tmp_path) -> None:  # noqa: ANN001
-    assert pool_table(Pool.from_rows(ROWS)).equals(suggestions_table(ROWS, stage=True))
-    assert pool_table(Pool.from_rows([])).equals(suggestions_table([], stage=True))
+    assert pool_table(Pool.from_rows(ROWS)).equals(suggestions_table(ROWS))
+    assert pool_table(Pool.from_rows([])).equals(suggestions_table([]))
     path = tmp_path / "candidates.parquet"
     write_parquet(path, Pool.from_rows(ROWS))
     assert read_suggestions(path) == ROWS

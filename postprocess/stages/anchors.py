@@ -998,7 +998,7 @@ class AnchorFinder:
             s.anchor, s.anchor_type = phrase, "text"
             s.context = context
             s.evidence = name.evidence
-            s.passage = src.block_text(i)
+            s.paragraph = src.block_of[i]
             content = [k for k in range(i, j + 1) if src.norms[k] not in STOPWORDS]
             s.parts["anchor_words"] = float(len(content))
             s.parts["anchor_commonness"] = round(min(zipf(src.raw[k]) for k in content) / 8.0, 6)
@@ -1139,7 +1139,7 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
     for position, row in _anchored(Pool.from_rows(suggestions), finder, workers):
         s = suggestions[position]
         s.anchor, s.anchor_type, s.context = row.anchor, row.anchor_type, row.context
-        s.evidence, s.passage = row.evidence, row.passage
+        s.evidence, s.paragraph = row.evidence, row.paragraph
         s.parts.update(row.parts)
 
 

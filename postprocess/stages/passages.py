@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from linkspider.items import PROSE_KINDS
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.embed import Embedder, Embeddings
+from postprocess.stages.load import Crawl, block_texts
 from postprocess.stages.vector_cache import VectorParts, vector_column
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
@@ -56,7 +58,16 @@ class PassageVectors:
         """(one unit vector per distinct paragraph, the row of each of ``texts`` in it); paragraphs are
         cut to PASSAGE_CHARS, and only those neither made in this run nor in the cache are embedded."""
         cut = [t[:PASSAGE_CHARS] for t in texts]
-        keys = [_key(self.model_id, t) for t in cut]
+        return self.lookup_keys([_key(self.model_id, t) for t in cut], lambda at: [cut[i] for i in at])
+
+    def key(self, text: str) -> str:
+        """The cache key of a paragraph (cut to PASSAGE_CHARS) for this model."""
+        return _key(self.model_id, text[:PASSAGE_CHARS])
+
+    def lookup_keys(self, keys: Sequence[str], texts_of: Callable[[list[int]], list[str]]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """``lookup`` of the paragraphs with these keys: ``texts_of(positions)`` gives the texts (cut)
+        of those at ``positions`` in ``keys``, asked only for the ones to embed (none from a warm cache)."""
         distinct = list(dict.fromkeys(keys))
         if not distinct:
             return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
@@ -65,8 +76,12 @@ class PassageVectors:
         else:
             matrix, found = np.zeros((len(distinct), 0), np.float32), np.zeros(len(distinct), dtype=bool)
         cached = {k for k, there in zip(distinct, found.tolist(), strict=True) if there}
-        missing = sorted({k: t for k, t in zip(keys, cut, strict=True)
-                          if k not in self.vectors and k not in cached}.items())
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self.vectors and k not in cached:
+                first.setdefault(k, i)
+        wanted = sorted(first)
+        missing = list(zip(wanted, texts_of([first[k] for k in wanted]), strict=True)) if wanted else []
         if missing:
             vecs = self.model.encode([t for _, t in missing])
             for (k, _), v in zip(missing, vecs, strict=True):
@@ -101,12 +116,32 @@ class PassageVectors:
         self._saved.update(keys)
 
 
-def add_passage_scores(rows: Sequence[Suggestion], embeddings: Embeddings, passages: PassageVectors) -> None:
-    """Set ``parts['passage']``: cosine of each anchored row's paragraph and its target page."""
-    anchored = [s for s in rows if s.passage]
+def paragraph_texts(crawl: Crawl, rows: Sequence[Suggestion]) -> list[str]:
+    """The paragraph each row's anchor stands in: the source's prose block numbered ``paragraph``
+    (``anchors.source_text``'s blocks), each source's blocks read once, in page order."""
+    index = crawl.page_index()
+    texts = [""] * len(rows)
+    source, blocks = None, []
+    for k in sorted(range(len(rows)), key=lambda k: index[rows[k].source_url]):
+        if rows[k].source_url != source:
+            source = rows[k].source_url
+            blocks = [t for t in block_texts(crawl.pages[index[source]], PROSE_KINDS) if t.strip()]
+        texts[k] = blocks[rows[k].paragraph]
+    return texts
+
+
+def add_passage_scores(crawl: Crawl, rows: Sequence[Suggestion], embeddings: Embeddings,
+                       passages: PassageVectors) -> None:
+    """Set ``parts['passage']``: cosine of each anchored row's paragraph and its target page. The rows
+    name their paragraph by its block; only the paragraphs' keys are held at once, and their texts
+    are read again only for those to embed."""
+    anchored = [s for s in rows if s.paragraph >= 0]
     if not anchored:
         return
-    matrix, of_row = passages.lookup([s.passage for s in anchored])  # each distinct paragraph once
+    keys = list(map(passages.key, paragraph_texts(crawl, anchored)))
+    matrix, of_row = passages.lookup_keys(  # each distinct paragraph once
+        keys, lambda at: [t[:PASSAGE_CHARS] for t in paragraph_texts(crawl, [anchored[i] for i in at])])
+    del keys
     row = embeddings.row()
     for s, r in zip(anchored, of_row.tolist(), strict=True):
         s.parts["passage"] = round(float(matrix[r] @ embeddings.vectors[row[s.target_url]]), 6)

@@ -134,7 +134,7 @@ class Suggestion:
     anchor_type: str = ""  # "text": stands in the source text; "title": shortened target title
     context: str = ""  # the sentence the anchor stands in
     evidence: str = ""  # why the anchor names the target: link, title, slug, part, heading
-    passage: str = ""  # the paragraph (block) the anchor stands in
+    paragraph: int = -1  # the source's prose block the anchor stands in (``passages.paragraph_texts``)
     confidence: float = 0.0  # probability that the site's editors would make this link
 
 

@@ -16,7 +16,6 @@ from postprocess.apps.report.html import render_html, write_html
 from postprocess.apps.report.queue import (
     CANNIBAL_COLUMNS,
     INFO_COLUMNS,
-    STAGE_COLUMNS,
     SUGGESTION_COLUMNS,
     csv_columns,
     page_titles,
@@ -31,7 +30,7 @@ from postprocess.apps.report.queue import (
     write_suggestions,
 )
 
-__all__ = ["CANNIBAL_COLUMNS", "INFO_COLUMNS", "STAGE_COLUMNS", "SUGGESTION_COLUMNS", "Analysis", "analyse",
+__all__ = ["CANNIBAL_COLUMNS", "INFO_COLUMNS", "SUGGESTION_COLUMNS", "Analysis", "analyse",
            "csv_columns", "format_summary", "orphan_pages", "page_titles", "part_names", "read_pool",
            "read_suggestions", "render_html", "suggestions_table", "summary", "write_cannibalisation",
            "write_csv", "write_html", "write_pages", "write_parquet", "write_suggestions", "write_summary"]

@@ -25,8 +25,6 @@ from postprocess.stages.suggestions import Pool, Suggestion
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
-#: Kept in the stage files (candidates/anchored.parquet) for the next stage, not in the queue's outputs.
-STAGE_COLUMNS = ("passage",)
 INFO_COLUMNS = ("source_title", "target_title", "target_inbound")
 CANNIBAL_COLUMNS = ("url_a", "url_b", "title_a", "title_b", "similarity", "already_linked")
 
@@ -49,12 +47,9 @@ def page_titles(crawl: Crawl) -> dict[str, str]:
 
 
 def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
-                      stage: bool = False, titles: dict[str, str] | None = None) -> pa.Table:
-    """The queue as a table, best first; titles and inbound counts when ``crawl`` is given.
-
-    ``stage`` adds what the next stage needs (the anchor's paragraph); ``titles``: ``page_titles``
-    of ``crawl`` when the caller has them.
-    """
+                      titles: dict[str, str] | None = None) -> pa.Table:
+    """The queue as a table, best first; titles and inbound counts when ``crawl`` is given
+    (``titles``: ``page_titles`` of ``crawl`` when the caller has them)."""
     parts = part_names(rows)
     columns: dict[str, pa.Array] = {
         "source_url": pa.array([s.source_url for s in rows], pa.string()),
@@ -67,8 +62,6 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
         "evidence": pa.array([s.evidence for s in rows], pa.string()),
         "rank": pa.array([s.rank for s in rows], pa.int32()),
     }
-    if stage:
-        columns["passage"] = pa.array([s.passage for s in rows], pa.string())
     for name in parts:
         columns[name] = pa.array([s.parts.get(name) for s in rows], pa.float64())
     if crawl is not None:
@@ -89,7 +82,7 @@ def read_suggestions(path: Path) -> list[Suggestion]:
         rows.append(Suggestion(r["source_url"], r["target_url"], r["score"],
                                {p: r[p] for p in parts if r[p] is not None}, r["rank"] or 0,
                                r["anchor"] or "", r["anchor_type"] or "", r["context"] or "",
-                               r.get("evidence") or "", r.get("passage") or "", r.get("confidence") or 0.0))
+                               r.get("evidence") or "", confidence=r.get("confidence") or 0.0))
     return rows
 
 
@@ -106,9 +99,11 @@ def read_pool(path: Path) -> Pool:
 
 
 def _part_columns(table: pa.Table) -> list[str]:
-    """A stage file's score-part columns: all but the row's own fields, info and stage columns."""
-    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS) | set(STAGE_COLUMNS)
-    return [c for c in table.column_names if c not in base]
+    """A stage file's score-part columns: its number columns but the row's own fields and the info
+    columns (an older candidates.parquet's empty text column ``passage`` is none; the score part
+    ``passage`` of anchored.parquet is one)."""
+    base = set(SUGGESTION_COLUMNS) | set(INFO_COLUMNS)
+    return [f.name for f in table.schema if f.name not in base and pa.types.is_floating(f.type)]
 
 
 def _read_stage_file(path: Path) -> pa.Table:
@@ -119,13 +114,12 @@ def _read_stage_file(path: Path) -> pa.Table:
 
 def write_parquet(path: Path, rows: Sequence[Suggestion], crawl: Crawl | None = None) -> None:
     """A stage file: the rows (or a ``Pool``'s columns) with everything the next stage reads."""
-    table = pool_table(rows) if isinstance(rows, Pool) and crawl is None else suggestions_table(
-        rows, crawl, stage=True)
+    table = pool_table(rows) if isinstance(rows, Pool) and crawl is None else suggestions_table(rows, crawl)
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def pool_table(pool: Pool) -> pa.Table:
-    """``suggestions_table(rows, stage=True)`` of the pool's rows, made from its columns."""
+    """``suggestions_table(rows)`` of the pool's rows, made from its columns."""
     n = len(pool)
     urls = pa.array(pool.urls, pa.string())
     empty = pa.array([""] * n, pa.string())
@@ -137,7 +131,6 @@ def pool_table(pool: Pool) -> pa.Table:
         "score": pa.array(pool.scores, pa.float64()),
         "evidence": empty,
         "rank": pa.array(pool.ranks, pa.int32()),
-        "passage": empty,
     }
     for name in part_names(pool):
         values = pool.parts.get(name)
