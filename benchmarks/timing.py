@@ -61,9 +61,19 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
     return pss, anon
 
 
+def _name(pid: int) -> str:
+    """A process's name (``/proc/PID/comm``: postprocess names its forked children after their work,
+    ``ls-…``), without spaces; "?" when it is gone."""
+    try:
+        return "_".join(Path(f"/proc/{pid}/comm").read_text().split()) or "?"
+    except OSError:
+        return "?"
+
+
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
     """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``; each
-    sample also to the file ``TIMELINE_ENV`` names, when it is set."""
+    sample also to the file ``TIMELINE_ENV`` names, when it is set: seconds, the tree's anonymous
+    PSS (MB), then ``pid:MB:name`` for each process that has some."""
     timeline = os.environ.get(TIMELINE_ENV)
     started = time.perf_counter()
     with open(timeline, "w") if timeline else open(os.devnull, "w") as out:
@@ -74,7 +84,7 @@ def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
             peak[1] = max(peak[1], sum(anon for _, anon in figures))
             peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
             if timeline:
-                each = " ".join(f"{pid}:{anon / 1024:.0f}"
+                each = " ".join(f"{pid}:{anon / 1024:.0f}:{_name(pid)}"
                                 for pid, (_, anon) in zip(pids, figures, strict=True) if anon)
                 tree = sum(anon for _, anon in figures) / 1024
                 out.write(f"{time.perf_counter() - started:.2f}\t{tree:.0f}\t{each}\n")

@@ -57,6 +57,23 @@ def _die_with_parent() -> None:
         pass
 
 
+def named(name: str) -> None:
+    """Linux: this process's name (``/proc/PID/comm``, what ``ps``, ``top`` and the memory timeline
+    show), cut to the 15 characters the kernel keeps."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15] + b"\0")  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def child_name(function: Callable[..., object]) -> str:
+    """A forked child's name: ``ls-`` and the function it runs (the enclosing one for a closure)."""
+    qualname = getattr(function, "__qualname__", "") or getattr(function, "__name__", "work")
+    return "ls-" + qualname.split(".")[0].lstrip("_")
+
+
 def _single_threaded() -> None:
     """The child's torch on one thread (its OpenMP pool is the parent's and did not survive the fork)."""
     torch = sys.modules.get("torch")
@@ -71,8 +88,10 @@ class Background(Generic[T]):
     """``function(*args)`` computed in a forked child (when ``fork`` is true and possible); ``result()``
     waits for it."""
 
-    def __init__(self, function: Callable[..., T], *args: object, fork: bool = True) -> None:
+    def __init__(self, function: Callable[..., T], *args: object, fork: bool = True,
+                 name: str | None = None) -> None:
         self._function, self._args = function, args
+        self._name = name or child_name(function)
         self._pid: int | None = None
         self._file: IO[bytes] | None = None
         self._done = False
@@ -92,6 +111,7 @@ class Background(Generic[T]):
             code = 0
             try:
                 _die_with_parent()
+                named(self._name)
                 _single_threaded()
                 payload = pickle.dumps(("ok", function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
@@ -181,7 +201,7 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
                 else:
                     out[number] = result
 
-        other = Background(take, True)
+        other = Background(take, True, name=child_name(work))
         results = take(False)
         results.update(other.result())  # empty, unless the child died and this process took over
         written.seek(0)

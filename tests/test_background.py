@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from local_servers import gone
 
-from postprocess.background import Background, available_workers
+from postprocess.background import Background, available_workers, in_chunks
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
@@ -205,3 +205,19 @@ time.sleep(600)
     if not gone(child, timeout=5.0, interval=0.05):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the child outlived its parent")
+
+
+def _own_name() -> str:
+    return Path(f"/proc/{os.getpid()}/comm").read_text().strip()
+
+
+def _names_of(items: list[int]) -> list[str]:
+    time.sleep(0.05)  # long enough for the child to take some chunks
+    return [_own_name()] * len(items)
+
+
+def test_a_child_is_named_after_its_work_where_ps_and_the_memory_timeline_show_it():
+    assert Background(_own_name).result() == "ls-own_name"
+    assert Background(_own_name, name="ls-tfidf").result() == "ls-tfidf"
+    names = {name for part in in_chunks(_names_of, list(range(40)), chunk=1) for name in part}
+    assert "ls-names_of" in names and _own_name() in names  # this process kept its own name
