@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import tracemalloc
 from collections import Counter
 
 import numpy as np
@@ -329,3 +331,22 @@ def test_anchor_counts_from_int32_columns_keep_their_pair_keys_in_int64() -> Non
     rows, cols = NameIndex(titles, uses, texts), NameIndex(titles, columns, texts)
     assert len(cols.by_words) == 40_000 and cols.by_words == rows.by_words
     assert cols.keyphraseness == rows.keyphraseness
+
+
+def test_term_counts_hold_a_few_bytes_a_document_and_term_pair_while_counting():
+    """What is held for every (document, term) pair of the site before the matrix is made: a term
+    id and a count (8 bytes), and a transient copy or two; not a row, term and count as int64 each
+    and their copies and sorting order (83 bytes a pair at this size)."""
+    from postprocess.stages import lexical
+
+    rng = random.Random(3)
+    words = [f"w{i}x" for i in range(20_000)]
+    documents = [" ".join(rng.choice(words) for _ in range(rng.randint(50, 400))) for _ in range(3000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        matrix = lexical.term_counts(documents, 1, 0.5)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert matrix.nnz > 600_000 and peak / matrix.nnz < 50

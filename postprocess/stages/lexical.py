@@ -88,9 +88,11 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     is counted in NumPy, where the vectorizer takes a Python step a token."""
     vocabulary = Vocabulary()
     stop = np.zeros(0, dtype=bool)  # by term id
-    rows: list[np.ndarray] = []
+    # each document's distinct terms (first-seen ids, ascending) and their counts, and how many
+    # each document has: 8 bytes a (document, term) pair, which the site holds ~160 of a page
     terms: list[np.ndarray] = []
     counts: list[np.ndarray] = []
+    per_document: list[np.ndarray] = []
     documents_seen = 0
     iterator = iter(documents)
     while batch := list(itertools.islice(iterator, TERM_COUNT_DOCUMENTS)):
@@ -100,17 +102,18 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
         new = vocabulary.words[len(stop):]
         is_stop = np.fromiter(map(_STOP_WORDS.__contains__, new), dtype=bool, count=len(new))
         stop = np.concatenate([stop, is_stop])
-        row = np.repeat(np.arange(documents_seen, documents_seen + len(batch), dtype=np.int64), lengths)
+        row = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
         kept = ~stop[ids]
         pairs = np.sort(row[kept] * (1 << 32) + ids[kept])
         firsts = np.flatnonzero(np.diff(pairs, prepend=-1))
-        rows.append(pairs[firsts] >> 32)
-        terms.append(pairs[firsts] & 0xFFFFFFFF)
-        counts.append(np.diff(np.append(firsts, len(pairs))))
+        terms.append((pairs[firsts] & 0xFFFFFFFF).astype(np.int32))
+        counts.append(np.diff(np.append(firsts, len(pairs))).astype(np.float32))
+        per_document.append(np.bincount(pairs[firsts] >> 32, minlength=len(batch)).astype(np.int32))
         documents_seen += len(batch)
-    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int64)
-    count = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+    term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
+    del terms
+    count = np.concatenate(counts) if counts else np.zeros(0, dtype=np.float32)
+    del counts
     # the columns: the terms in alphabetical order, less those on too few or too many documents
     alphabetical = np.array(sorted(range(len(vocabulary.words)), key=vocabulary.words.__getitem__),
                             dtype=np.int64)
@@ -119,17 +122,18 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     wanted = (document_frequency[alphabetical] >= min_df) & (document_frequency[alphabetical] <= most)
     if not len(term) or not wanted.any() or most < min_df:
         return None
-    column = np.full(len(vocabulary.words), -1, dtype=np.int64)
-    column[alphabetical[wanted]] = np.arange(int(wanted.sum()))
-    keep = column[term] >= 0
-    row, term, count = row[keep], term[keep], count[keep]
-    # a row's terms in the order the site first used them, as the vectorizer leaves them (it sorts
-    # by its first-seen ids, then renumbers the columns alphabetically)
-    order = np.lexsort((term, row))
-    term = column[term]
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=documents_seen))])
-    return sparse.csr_matrix((count[order].astype(np.float32), term[order].astype(np.int32),
-                              indptr.astype(np.int32)), shape=(documents_seen, int(wanted.sum())))
+    column = np.full(len(vocabulary.words), -1, dtype=np.int32)
+    column[alphabetical[wanted]] = np.arange(int(wanted.sum()), dtype=np.int32)
+    indices = column[term]
+    del term
+    keep = indices >= 0
+    # a row's terms stay in the order the site first used them, as the vectorizer leaves them (it
+    # sorts by its first-seen ids, then renumbers the columns alphabetically): each batch's pairs
+    # were sorted by document, then first-seen id, and the batches follow one another
+    kept_before = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+    ends = np.concatenate([[0], np.cumsum(np.concatenate(per_document), dtype=np.int64)])
+    indptr = kept_before[ends].astype(np.int32)
+    return sparse.csr_matrix((count[keep], indices[keep], indptr), shape=(documents_seen, int(wanted.sum())))
 
 
 class LexicalIndex:
