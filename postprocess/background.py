@@ -46,26 +46,27 @@ def available_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _die_with_parent() -> None:
-    """Linux: the child gets SIGKILL when the parent dies (killed, interrupted), no orphan computing on."""
+def _prctl(option: int, value: int | bytes) -> None:
+    """Linux's ``prctl(option, value)`` for this process; nothing where there is none."""
     try:
         import ctypes
-        import signal
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(option, value)
     except (OSError, AttributeError):
         pass
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGKILL when the parent dies (killed, interrupted), no orphan computing on."""
+    import signal
+
+    _prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
 def named(name: str) -> None:
     """Linux: this process's name (``/proc/PID/comm``, what ``ps``, ``top`` and the memory timeline
     show), cut to the 15 characters the kernel keeps."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15] + b"\0")  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
+    _prctl(15, name.encode()[:15] + b"\0")  # PR_SET_NAME
 
 
 def child_name(function: Callable[..., object]) -> str:

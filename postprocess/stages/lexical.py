@@ -106,9 +106,10 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
         kept = ~stop[ids]
         pairs = np.sort(row[kept] * (1 << 32) + ids[kept])
         firsts = np.flatnonzero(np.diff(pairs, prepend=-1))
-        terms.append((pairs[firsts] & 0xFFFFFFFF).astype(np.int32))
+        distinct = pairs[firsts]
+        terms.append((distinct & 0xFFFFFFFF).astype(np.int32))
         counts.append(np.diff(np.append(firsts, len(pairs))).astype(np.float32))
-        per_document.append(np.bincount(pairs[firsts] >> 32, minlength=len(batch)).astype(np.int32))
+        per_document.append(np.bincount(distinct >> 32, minlength=len(batch)).astype(np.int32))
         documents_seen += len(batch)
     term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
     del terms

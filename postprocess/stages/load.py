@@ -563,8 +563,8 @@ def _micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 def _encode(column: pa.ChunkedArray | pa.Array, key: Callable[[str | None], int],
             memo: dict[str | None, int], dtype: type = np.int32) -> np.ndarray:
-    """Each value's ``key`` (computed once per distinct value, ``memo`` across calls), as ``dtype``
-    (int32: a link's ids are held for every link of the crawl before the newest fetches are kept)."""
+    """Each value's ``key`` (computed once per distinct value, ``memo`` across calls: ``key`` is called
+    before the value enters ``memo``), as ``dtype`` (int32: the ids of every row of a part)."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     out = []
     for chunk in chunks:
@@ -658,14 +658,13 @@ def _newest_fetches(files: list[Path], job: str | None, bad: BadParts | None
     """The parts that can be read, each source URL as written (its id: the order it is first
     met), and the newest fetch time of each (microseconds), read from the source_url and
     fetched_at columns only."""
-    raw: dict[str | None, int] = {}
-    memo: dict[str | None, int] = {}
+    raw: dict[str | None, int] = {}  # its own memo for ``_encode``: a new source's id is its count
     latest = np.zeros(0, dtype=np.int64)
     readable: list[Path] = []
     for path, part, _ in _checked_parts(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
                                         ("source_url", "fetched_at"), job, bad):
         readable.append(path)
-        ids = _encode(part["source_url"], lambda v: raw.setdefault(v, len(raw)), memo)
+        ids = _encode(part["source_url"], lambda v: len(raw), raw)
         latest = _padded(latest, len(raw))
         np.maximum.at(latest, ids, _micros(part["fetched_at"]))
         del part
@@ -693,7 +692,7 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
     page_count = len(urls)
     anchors: dict[str, int] = {}
     positions: dict[str, int] = {}
-    memos: dict[str, dict[str | None, int]] = {name: {} for name in ("raw", "target", "anchor", "position")}
+    memos: dict[str, dict[str | None, int]] = {name: {} for name in ("target", "anchor", "position")}
     readable, raw, latest = _newest_fetches(files, job, bad)
 
     def source_id(url: str | None) -> int:
@@ -707,12 +706,13 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
     columns: dict[str, list[np.ndarray]] = defaultdict(list)
     for _, part, _ in _checked_parts(readable, "links", LINK_COLUMNS, LINK_OPTIONAL,
                                      LINK_COLUMNS + LINK_OPTIONAL, job, bad):
-        sources = _encode(part["source_url"], lambda v: raw.setdefault(v, len(raw)), memos["raw"])
+        sources = _encode(part["source_url"], lambda v: len(raw), raw)
         if len(raw) > len(source_of):  # a source the first pass did not see (the part changed since)
             latest = _padded(latest, len(raw))
             source_of = np.concatenate([source_of, np.full(len(raw) - len(source_of), -1, dtype=np.int32)])
-        keep = (_micros(part["fetched_at"]) == latest[sources]) & (source_of[sources] >= 0)
-        columns["source"].append(source_of[sources][keep])
+        page_of = source_of[sources]
+        keep = (_micros(part["fetched_at"]) == latest[sources]) & (page_of >= 0)
+        columns["source"].append(page_of[keep])
         # every row's target and anchor get their ids (in the order they are met), kept rows or not
         columns["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])
         columns["anchor"].append(_encode(part["anchor_text"],
