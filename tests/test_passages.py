@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
+import pyarrow as pa
 import pytest
 from crawlkit import SITE, SITE_LINKS, blocks_of, bundled_model, write_crawl, write_site
 
@@ -10,6 +13,7 @@ from postprocess.stages.anchors import AnchorFinder, anchored_rows, source_text
 from postprocess.stages.load import load_crawl
 from postprocess.stages.passages import PASSAGE_CHARS, PassageVectors, paragraph_texts
 from postprocess.stages.suggestions import Pool, Suggestion
+from postprocess.stages.vector_cache import vector_column
 
 pytestmark = pytest.mark.slow
 
@@ -85,3 +89,62 @@ def test_a_rows_paragraph_is_the_prose_block_its_anchor_stands_in(tmp_path):
     for s, text in zip(rows, texts, strict=True):
         source = source_text(crawl.pages[crawl.page_index()[s.source_url]])
         assert text == source.blocks[s.paragraph][1] and s.anchor in text
+
+
+def test_cosines_are_the_paragraph_vectors_against_the_targets_whatever_their_source(tmp_path):
+    """A row's cosine is its paragraph's vector (made in this run, read from the cache, or embedded
+    now) against its target's; only the paragraphs not found anywhere are embedded, each once."""
+    model = bundled_model()
+    cached, made, new = ("Prune roses in late winter.", "Descale the machine monthly.",
+                         "Oil the chain after a wet ride.")
+    first = PassageVectors(model, tmp_path)
+    first.encode([cached])
+    first.save()
+    run = PassageVectors(model, tmp_path)
+    run.encode([made])  # held by this run, not saved
+    texts = [new, cached, made, new, cached]
+    pages = model.encode(["Roses and their pruning.", "Espresso machines.", "Bicycle care."])
+    targets = np.array([2, 0, 1, 0, 2])
+    asked: list[list[int]] = []
+
+    def texts_of(at: list[int]) -> list[str]:
+        asked.append(at)
+        return [texts[i] for i in at]
+
+    scores = run.cosines([run.key(t) for t in texts], texts_of, pages, targets)
+    assert asked == [[0]] and run.embedded == 2  # the new paragraph alone, once
+    vectors = run.encode(texts)
+    assert scores.tolist() == [float(v @ pages[t]) for v, t in zip(vectors, targets.tolist(), strict=True)]
+    assert scores[0] > scores[3] and scores[1] > scores[4]  # the bicycle paragraph: nearest bicycle care
+
+
+def test_a_cached_vector_of_another_length_is_embedded_again(tmp_path):
+    model = bundled_model()
+    text = "Prune roses in late winter."
+    run = PassageVectors(model, tmp_path)
+    run.parts.append(pa.table({"key": [run.key(text)], "vector": vector_column([np.ones(8, np.float32)])}))
+    pages = model.encode(["Roses and their pruning."])
+    scores = run.cosines([run.key(text)], lambda at: [text for _ in at], pages, np.array([0]))
+    assert run.embedded == 1 and scores[0] == float(model.encode([text])[0] @ pages[0])
+
+
+def test_cosines_hold_a_row_group_of_paragraph_vectors_not_all_of_them(tmp_path):
+    """Scoring 40,000 cached paragraphs holds one row group of their vectors at a time: a matrix of
+    all of them (as ``lookup_keys`` makes) is 41 MB here, and was 0.5 GB at 100k synthetic pages."""
+    count, dim = 40_000, 256
+    rng = np.random.default_rng(7)
+    paragraphs = rng.random((count, dim), dtype=np.float32)
+    run = PassageVectors(lambda: pytest.fail("the model was loaded"), tmp_path, model_id="m")
+    keys = [f"{i:040d}" for i in range(count)]
+    run.parts.append(pa.table({"key": keys, "vector": vector_column(list(paragraphs))}))
+    pages = rng.random((10, dim), dtype=np.float32)
+    targets = rng.integers(0, 10, count)
+    tracemalloc.start()
+    try:
+        scores = run.cosines(keys, lambda at: pytest.fail("asked for texts"), pages, targets)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < paragraphs.nbytes / 3, peak  # ~8 MB now
+    expected = [float(paragraphs[i] @ pages[t]) for i, t in enumerate(targets.tolist())]
+    assert scores.tolist() == expected

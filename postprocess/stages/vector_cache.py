@@ -112,15 +112,30 @@ class VectorParts:
         zeros (no row at all when nothing was found)."""
         vectors: np.ndarray | None = None
 
-        def take(at: np.ndarray, rows: pa.RecordBatch) -> None:
+        def take(at: np.ndarray, values: np.ndarray) -> None:
             nonlocal vectors
-            values = _fixed_length(rows.column("vector"), vectors.shape[1] if vectors is not None else None)
             if vectors is None:
                 vectors = np.zeros((len(keys), values.shape[1]), dtype=np.float32)
             vectors[at] = values
 
-        found = self._read(keys, ["key", "vector"], take)
+        found = self.stream(keys, take)
         return (vectors if vectors is not None else np.zeros((len(keys), 0), np.float32)), found
+
+    def stream(self, keys: Sequence[str], take: Callable[[np.ndarray, np.ndarray], None],
+               dim: int | None = None) -> np.ndarray:
+        """Which of ``keys`` the parts of a single ``vector`` column hold (the paragraph cache), their
+        vectors handed to ``take(positions in keys, vectors)`` a row group at a time and not kept:
+        what uses them holds a row group's, never all of them. Vectors of another length than
+        ``dim`` (None: the first found) count as not found."""
+        width = dim
+
+        def read(at: np.ndarray, rows: pa.RecordBatch) -> None:
+            nonlocal width
+            values = _fixed_length(rows.column("vector"), width)
+            width = values.shape[1]
+            take(at, values)
+
+        return self._read(keys, ["key", "vector"], read)
 
     def gather(self, keys: Sequence[str], dim: int | None,
                chunks: RowWriter | Callable[[int], RowWriter]) -> Gathered | None:
