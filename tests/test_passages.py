@@ -7,11 +7,12 @@ import tracemalloc
 import numpy as np
 import pyarrow as pa
 import pytest
-from crawlkit import SITE, SITE_LINKS, blocks_of, bundled_model, write_crawl, write_site
+from crawlkit import SITE, SITE_LINKS, blocks_of, bundled_model, page, write_crawl, write_site
 
 from postprocess.stages.anchors import AnchorFinder, anchored_rows, source_text
+from postprocess.stages.embed import Embeddings
 from postprocess.stages.load import load_crawl
-from postprocess.stages.passages import PASSAGE_CHARS, PassageVectors, paragraph_texts
+from postprocess.stages.passages import PASSAGE_CHARS, PassageVectors, add_passage_scores, paragraph_texts
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.vector_cache import vector_column
 
@@ -148,3 +149,30 @@ def test_cosines_hold_a_row_group_of_paragraph_vectors_not_all_of_them(tmp_path)
     assert peak < paragraphs.nbytes / 3, peak  # ~8 MB now
     expected = [float(paragraphs[i] @ pages[t]) for i, t in enumerate(targets.tolist())]
     assert scores.tolist() == expected
+
+
+def test_passage_scores_never_hold_every_paragraph_text(tmp_path):
+    """The rows' paragraphs are read from the crawl to make their cache keys one at a time: 400
+    paragraphs of ~5,000 characters (2 MB of text) are never all in memory at once."""
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(5000)]
+    texts = [" ".join(rng.choice(words, 1200)) for _ in range(400)]
+    urls = [f"https://site.test/page-{i}/" for i in range(len(texts))]
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", [page(u, f"Page {i}", t) for i, (u, t) in
+                                                       enumerate(zip(urls, texts, strict=True))]))
+    run = PassageVectors(lambda: pytest.fail("the model was loaded"), tmp_path, model_id="m")
+    paragraphs = rng.random((len(texts), 16), dtype=np.float32)
+    run.parts.append(pa.table({"key": [run.key(t) for t in texts],
+                               "vector": vector_column(list(paragraphs))}))
+    pages = rng.random((len(urls), 16), dtype=np.float32)
+    rows = [Suggestion(u, urls[(i + 1) % len(urls)], 1.0, {}, paragraph=0) for i, u in enumerate(urls)]
+    embeddings = Embeddings(urls, pages, None, "m")  # type: ignore[arg-type] - no chunks read here
+    tracemalloc.start()
+    try:
+        add_passage_scores(crawl, rows, embeddings, run)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < sum(map(len, texts)) / 2, peak
+    assert [s.parts["passage"] for s in rows] == [
+        round(float(paragraphs[i] @ pages[(i + 1) % len(urls)]), 6) for i in range(len(urls))]

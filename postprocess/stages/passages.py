@@ -13,7 +13,7 @@ group at a time: the scores are made as the vectors are read, which are then let
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -170,26 +170,34 @@ class PassageVectors:
 def paragraph_texts(crawl: Crawl, rows: Sequence[Suggestion]) -> list[str]:
     """The paragraph each row's anchor stands in: the source's prose block numbered ``paragraph``
     (``anchors.source_text``'s blocks), each source's blocks read once, in page order."""
-    index = crawl.page_index()
     texts = [""] * len(rows)
+    for k, text in _paragraphs(crawl, rows):
+        texts[k] = text
+    return texts
+
+
+def _paragraphs(crawl: Crawl, rows: Sequence[Suggestion]) -> Iterator[tuple[int, str]]:
+    """(position in ``rows``, its paragraph) of every row, in page order (see ``paragraph_texts``)."""
+    index = crawl.page_index()
     source, blocks = None, []
     for k in sorted(range(len(rows)), key=lambda k: index[rows[k].source_url]):
         if rows[k].source_url != source:
             source = rows[k].source_url
             blocks = [t for t in block_texts(crawl.pages[index[source]], PROSE_KINDS) if t.strip()]
-        texts[k] = blocks[rows[k].paragraph]
-    return texts
+        yield k, blocks[rows[k].paragraph]
 
 
 def add_passage_scores(crawl: Crawl, rows: Sequence[Suggestion], embeddings: Embeddings,
                        passages: PassageVectors) -> None:
     """Set ``parts['passage']``: cosine of each anchored row's paragraph and its target page. The rows
-    name their paragraph by its block; only the paragraphs' keys are held at once, and their texts
-    are read again only for those to embed."""
+    name their paragraph by its block; only the paragraphs' keys are held at once (a text list was
+    ~270 MB at 100k synthetic pages), and their texts are read again only for those to embed."""
     anchored = [s for s in rows if s.paragraph >= 0]
     if not anchored:
         return
-    keys = list(map(passages.key, paragraph_texts(crawl, anchored)))
+    keys = [""] * len(anchored)  # made a paragraph at a time: the texts are never held at once
+    for k, text in _paragraphs(crawl, anchored):
+        keys[k] = passages.key(text)
     row = embeddings.row()
     targets = np.fromiter((row[s.target_url] for s in anchored), np.int64, len(anchored))
     scores = passages.cosines(  # each distinct paragraph once
