@@ -26,6 +26,7 @@ from crawlkit import (
 )
 
 from postprocess.background import Background
+from postprocess.errors import InputError
 from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import existing_links
@@ -366,3 +367,30 @@ def test_a_links_part_is_let_go_before_the_next_is_read(tmp_path, monkeypatch):
     assert len(held) == 6 and all(size > 300_000 for _, _, size in whole), held
     for (_, _, size), (name, before, _) in zip(whole, whole[1:], strict=False):
         assert before < size / 2, f"{name} was read while {before:,} bytes of Arrow were held"
+
+
+def test_a_set_of_jobs_loads_as_the_row_merge_of_those_jobs_and_an_outline_without_text(tmp_path):
+    """The report's trend reads each snapshot as the loader would, from a set of jobs, as an outline:
+    the same pages (their URL, depth, kind, fetch time and job), aliases and links, no text or blocks."""
+    newer = later(SITE[0], title="Espresso, revised", job="b")
+    write_crawl(tmp_path, SITE, SITE_LINKS, [], part="a-0001")
+    write_crawl(tmp_path, [newer], [later(link(ESPRESSO, POUR_OVER, "pour-over"), job="b")],
+                [skip(MOVED, "redirect", ESPRESSO, job="b")], part="b-0001")
+    write_crawl(tmp_path, [later(newer, title="Espresso, third", job="c")], [], [], part="c-0001")
+    rows = {table: [r for r in load._read_parts(load._part_files(tmp_path, table), table, required, optional,
+                                                None) if r["job"] in ("job1", "b")]
+            for table, required, optional in (("pages", load.PAGE_COLUMNS, load.PAGE_OPTIONAL),
+                                              ("links", load.LINK_COLUMNS, load.LINK_OPTIONAL),
+                                              ("skipped", load.SKIP_COLUMNS, load.SKIP_OPTIONAL))}
+    merged = build_crawl(rows["pages"], rows["links"], rows["skipped"], str(tmp_path))
+    both = load_crawl(tmp_path, frozenset({"job1", "b"}))
+    assert both.pages == merged.pages and list(both.links) == list(merged.links)
+    assert both.aliases == merged.aliases == {MOVED: ESPRESSO}
+    assert {p.url: p.title for p in both.pages}[ESPRESSO] == "Espresso, revised"  # not job c's
+    outline = load_crawl(tmp_path, frozenset({"job1", "b"}), outline=True)
+    assert list(outline.links) == list(both.links) and outline.aliases == both.aliases
+    assert [(p.url, p.depth, p.kind, p.fetched_at, p.job) for p in outline.pages] == [
+        (p.url, p.depth, p.kind, p.fetched_at, p.job) for p in both.pages]
+    assert all(p.text == "" and p.blocks == () and p.title == "" for p in outline.pages)
+    with pytest.raises(InputError, match="for jobs x, y"):
+        load_crawl(tmp_path, frozenset({"y", "x"}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from datetime import timedelta
 
 from crawlkit import FETCHED, link, page, skip, url, write_crawl
@@ -111,3 +112,38 @@ def test_a_job_with_a_few_changed_pages_is_laid_over_the_crawl_before_it(tmp_pat
     assert fix.pages == second.pages == 5
     assert (fix.links_added, fix.links_removed) == (1, 0)
     assert [(g.url, g.links_before, g.links_after) for g in fix.gained] == [(DEEP, 2, 3)]
+
+
+def test_health_of_one_job_reads_that_jobs_rows(tmp_path):
+    """``--job``: the sitemap-only pages and skipped URLs are that job's (the rows were all left out
+    when the columns read did not include the job's)."""
+    directory = health_crawl(tmp_path)
+    later = dict(fetched_at=FETCHED + timedelta(days=7), job="job2")
+    write_crawl(directory, [page(HOME, "Home", "welcome " * 300, depth=0, **later)], [],
+                [skip(url("/gone/"), "http_error", from_url=HOME, detail="410", **later)], part="job2-0001")
+    crawl = load_crawl(directory, "job1")
+    graph = link_graph(crawl)
+    health = crawl_health(crawl, set(click_depths(graph.every, graph.start)), "job1")
+    assert health.sitemap_only == [MAP_ONLY]
+    assert health.to_json()["skipped"] == {"pagination": 7, "redirect": 3, "http_error": 2}
+
+
+def test_the_trend_holds_columns_not_a_python_row_per_link(tmp_path):
+    """Two weekly crawls of 200 pages and 20,000 links each: each snapshot is read by the loader as
+    columns, not as a dictionary per link row (~1 KB a link, 10k synthetic pages: 1.5 GB)."""
+    pages = [url(f"/p{i}/") for i in range(200)]
+    links = [(s, pages[(i + k) % 200]) for i, s in enumerate(pages) for k in range(1, 101)]
+    for week in range(2):
+        when = dict(fetched_at=FETCHED + timedelta(days=7 * week), job=f"week{week}")
+        rows = [page(u, u, "words " * 20, depth=min(i, 1), **when) for i, u in enumerate(pages)]
+        write_crawl(tmp_path, rows, [link(s, t, **when) for s, t in links[:len(links) - 500 * week]],
+                    part=f"week{week}-0001")
+    tracemalloc.start()
+    try:
+        first, second = crawl_trend(str(tmp_path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (first.content_links, second.content_links) == (20_000, 19_500)
+    assert (second.links_added, second.links_removed) == (0, 500)
+    assert peak < 150 * 2 * len(links), peak  # ~70 bytes a link row now, ~650 before

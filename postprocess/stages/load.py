@@ -392,7 +392,7 @@ def _checked_columns(path: Path, schema: pa.Schema, table: str, required: tuple[
 
 
 def _read_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
-                optional: tuple[str, ...], job: str | None, bad: BadParts | None = None) -> list[dict]:
+                optional: tuple[str, ...], job: Jobs, bad: BadParts | None = None) -> list[dict]:
     """Rows of every part file as dicts (the columns it has of ``required`` + ``optional``); a
     missing required column is an InputError. An unreadable part is an InputError naming it —
     or, with ``bad``, is skipped and recorded there."""
@@ -577,8 +577,19 @@ def _encode(column: pa.ChunkedArray | pa.Array, key: Callable[[str | None], int]
     return np.concatenate(out) if out else np.zeros(0, dtype=dtype)
 
 
+#: A job filter: one job (``--job``), several (a snapshot of the report's trend), or None (every row).
+Jobs = str | frozenset[str] | None
+
+
+def _of_jobs(column: pa.ChunkedArray | pa.Array, job: str | frozenset[str]) -> pa.Array:
+    """Which rows of a job column belong to ``job`` (one job, or any of a set)."""
+    if isinstance(job, str):
+        return pc.equal(column, job)
+    return pc.is_in(column, value_set=pa.array(sorted(job), pa.string()))
+
+
 def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...], optional: tuple[str, ...],
-                   columns: tuple[str, ...], job: str | None, bad: BadParts | None
+                   columns: tuple[str, ...], job: Jobs, bad: BadParts | None
                    ) -> Iterator[tuple[Path, pa.Table, list[str]]]:
     """Each readable part: (path, its ``columns`` filtered to ``job``, the columns it has of
     ``required`` + ``optional``), checked by ``_checked_columns``."""
@@ -598,12 +609,12 @@ def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
             bad.parts.append((path, _rows_in(path), _first_line(exc)))
             continue
         if job is not None:
-            part = part.filter(pc.equal(part["job"], job))
+            part = part.filter(_of_jobs(part["job"], job))
         yield path, part, present
         del part  # not held while the next part is read (nor should the caller's loop hold it)
 
 
-def _load_pages(files: list[Path], job: str | None, bad: BadParts | None
+def _load_pages(files: list[Path], job: Jobs, bad: BadParts | None
                 ) -> tuple[dict[str, tuple[int, int]], dict[str, datetime], list[tuple[Path, list[str]]]]:
     """The newest row of each URL (part number, row of the part, after the ``job`` filter) and its
     fetch time, read from the url and fetched_at columns only; and the parts read."""
@@ -624,24 +635,32 @@ def _load_pages(files: list[Path], job: str | None, bad: BadParts | None
     return {url: (n, r) for url, (n, r, _) in newest.items()}, when_of, parts
 
 
+#: The page columns an outline of the crawl reads (``load_crawl(outline=True)``).
+OUTLINE_COLUMNS = ("url", "depth", "kind", "fetched_at", "job")
+
+
 def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list[str]]],
-                  job: str | None) -> list[Page]:
-    """``Page`` objects of the kept rows, in URL order, read part by part in batches."""
+                  job: Jobs, outline: bool = False) -> list[Page]:
+    """``Page`` objects of the kept rows, in URL order, read part by part in batches (``outline``:
+    their URL, depth, kind, fetch time and job alone, no text or blocks)."""
     by_part: dict[int, dict[int, str]] = defaultdict(dict)
     for url, (number, row) in keep.items():
         by_part[number][row] = url
     pages: list[Page] = []
-    store = BlockStore()
+    store = None if outline else BlockStore()
     for number, rows in sorted(by_part.items()):
         path, present = parts[number]
         file = pq.ParquetFile(path)
         offset = 0
-        columns = present + (["job"] if job is not None and "job" not in present else [])
+        columns = [c for c in present if c in OUTLINE_COLUMNS] if outline else present
+        columns += ["job"] if job is not None and "job" not in columns else []
         for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
             if job is not None:
-                batch = batch.filter(pc.equal(batch["job"], job))
+                batch = batch.filter(_of_jobs(batch["job"], job))
             wanted = [i for i in range(batch.num_rows) if offset + i in rows]
-            if wanted:
+            if wanted and store is None:
+                pages.extend(_page(row, ()) for row in batch.take(pa.array(wanted)).to_pylist())
+            elif wanted and store is not None:
                 taken = batch.take(pa.array(wanted))
                 first = store.add(taken.column("blocks"), taken.column("text"))
                 rows_of = taken.drop_columns(["blocks", "text"]).to_pylist()
@@ -649,11 +668,12 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
                              for i, row in enumerate(rows_of))
             offset += batch.num_rows
     pages.sort(key=lambda p: p.url)
-    store.pack([p.blocks.where[1] for p in pages])  # type: ignore[attr-defined]
+    if store is not None:
+        store.pack([p.blocks.where[1] for p in pages])  # type: ignore[attr-defined]
     return pages
 
 
-def _newest_fetches(files: list[Path], job: str | None, bad: BadParts | None
+def _newest_fetches(files: list[Path], job: Jobs, bad: BadParts | None
                     ) -> tuple[list[Path], dict[str | None, int], np.ndarray]:
     """The parts that can be read, each source URL as written (its id: the order it is first
     met), and the newest fetch time of each (microseconds), read from the source_url and
@@ -678,7 +698,7 @@ def _padded(latest: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([latest, np.full(size - len(latest), np.iinfo(np.int64).min, dtype=np.int64)])
 
 
-def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: str | None,
+def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: Jobs,
                 bad: BadParts | None) -> LinkTable:
     """The links of each source's newest fetch, sources and targets resolved through ``aliases``,
     as a ``LinkTable`` whose first URLs are the pages' (URL id = page number).
@@ -738,9 +758,11 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
                      list(positions), kept("position"), kept("nofollow"), kept("internal"))
 
 
-def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | None = None) -> Crawl:
-    """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory (``bad``: skip
-    unreadable parts and record them there, instead of stopping).
+def load_crawl(directory: str | Path, job: Jobs = None, bad: BadParts | None = None,
+               outline: bool = False) -> Crawl:
+    """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory (``job``: the rows of
+    one job, or of a set of jobs, alone; ``bad``: skip unreadable parts and record them there,
+    instead of stopping; ``outline``: the pages without text or blocks, for the link structure alone).
 
     Column by column and part by part: the newest row of each URL is chosen from the url and
     fetched_at columns, only those rows become ``Page`` objects (in batches), and the links become
@@ -754,12 +776,13 @@ def load_crawl(directory: str | Path, job: str | None = None, bad: BadParts | No
         raise InputError(f"no pages in {directory}: pages/ has no part-*.parquet files")
     keep, when, parts = _load_pages(page_files, job, bad)
     if not keep:
-        where = f" for job {job}" if job is not None else ""
+        where = "" if job is None else f" for job {job}" if isinstance(job, str) else \
+            f" for jobs {', '.join(sorted(job))}"
         raise InputError(f"no pages in {directory}{where}: the part files hold no rows")
     skip_rows = _read_parts(_part_files(directory, "skipped"), "skipped", SKIP_COLUMNS, SKIP_OPTIONAL, job,
                             bad)
     aliases = _drop_realiased(keep, when, skip_rows)
-    pages = _page_objects(keep, parts, job)
+    pages = _page_objects(keep, parts, job, outline)
     links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad)
     pa.default_memory_pool().release_unused()  # the batches' buffers, back to the system
     return Crawl(pages=pages, links=links, aliases=aliases, directory=str(directory))

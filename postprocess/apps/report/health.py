@@ -77,10 +77,12 @@ def crawl_health(crawl: Crawl, reached: set[str], job: str | None = None) -> Cra
             health.noindex.append(p.url)
     if not crawl.directory:
         return health
-    pages = merge_pages(read_rows(crawl.directory, "pages", ("url", "found_by", "fetched_at"), job))
-    known = {p.url for p in crawl.pages}
-    health.sitemap_only = sorted(u for u, r in pages.items()
-                                 if r.get("found_by") == "sitemap" and u in known and u not in reached)
+    # the pages no link path reaches, found only in a sitemap (their newest row says so): only their
+    # rows are read, not a row per page and job
+    unreached = {p.url for p in crawl.pages} - reached
+    pages = merge_pages(read_rows(crawl.directory, "pages", ("url", "found_by", "fetched_at"), job,
+                                  urls=unreached))
+    health.sitemap_only = sorted(u for u, r in pages.items() if r.get("found_by") == "sitemap")
     newest: dict[tuple[str, str], dict] = {}
     for row in read_rows(crawl.directory, "skipped",
                          ("url", "reason", "from_url", "alias_of", "detail", "fetched_at"), job):

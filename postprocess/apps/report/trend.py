@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from statistics import mean
 
-from postprocess.apps.report.crawlfiles import read_rows
-from postprocess.apps.report.depth import click_depths, summarise
-from postprocess.apps.report.graph import LinkGraph, link_graph, orphans
-from postprocess.stages.load import build_crawl
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-PAGE_COLUMNS = ("url", "depth", "kind", "fetched_at", "job")
-LINK_COLUMNS = ("source_url", "target_url", "position", "fetched_at", "job")
-SKIP_COLUMNS = ("url", "reason", "alias_of", "fetched_at", "job")
+from postprocess.apps.report.depth import click_depths, summarise
+from postprocess.apps.report.graph import Edges, LinkGraph, link_graph, orphans
+from postprocess.stages.links import in_sorted
+from postprocess.stages.load import BadParts, Crawl, load_crawl
+
 #: A job with fewer pages than this share of the previous crawl's is a partial update, not a crawl.
 PARTIAL_SHARE = 0.5
 
@@ -71,14 +74,24 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def _groups(pages: list[dict]) -> list[tuple[tuple[str, ...], datetime]]:
-    """Job ids grouped into snapshots (overlapping fetch-time ranges), oldest first; ``fetched_at`` in
-    microseconds (``read_rows(times_as_int=True)``)."""
+def _groups(directory: str) -> list[tuple[tuple[str, ...], datetime]]:
+    """Job ids grouped into snapshots (overlapping fetch-time ranges), oldest first, read from the
+    pages' job and fetched_at columns alone, a part at a time (a part that cannot be read is left
+    out: the loader has already named it or stopped)."""
     spans: dict[str, list[int]] = {}
-    for row in pages:
-        if row.get("job") and row.get("fetched_at"):
-            span = spans.setdefault(row["job"], [row["fetched_at"], row["fetched_at"]])
-            span[0], span[1] = min(span[0], row["fetched_at"]), max(span[1], row["fetched_at"])
+    for path in sorted((Path(directory) / "pages").glob("part-*.parquet")):
+        try:
+            if not {"job", "fetched_at"} <= set(pq.read_schema(path).names):
+                continue
+            part = pq.read_table(path, columns=["job", "fetched_at"])
+        except (OSError, pa.ArrowException):
+            continue
+        micros = pc.fill_null(part["fetched_at"].cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()), 0)
+        dated = pc.fill_null(pc.and_(pc.not_equal(part["job"], ""), pc.not_equal(micros, 0)), False)
+        part = pa.table({"job": part["job"], "at": micros}).filter(dated)
+        for row in part.group_by("job").aggregate([("at", "min"), ("at", "max")]).to_pylist():
+            span = spans.setdefault(row["job"], [row["at_min"], row["at_max"]])
+            span[0], span[1] = min(span[0], row["at_min"]), max(span[1], row["at_max"])
     groups: list[tuple[list[str], int, int]] = []
     for job, (start, end) in sorted(spans.items(), key=lambda kv: (kv[1][0], kv[0])):
         if groups and start <= groups[-1][2]:
@@ -89,9 +102,25 @@ def _groups(pages: list[dict]) -> list[tuple[tuple[str, ...], datetime]]:
     return [(tuple(jobs), datetime.fromtimestamp(start / 1e6, UTC)) for jobs, start, _ in groups]
 
 
-def _snapshot(jobs: tuple[str, ...], started: datetime, rows: tuple[list[dict], list[dict], list[dict]],
-              partial: bool = False) -> tuple[Snapshot, LinkGraph]:
-    crawl = build_crawl(*rows)
+def _page_count(directory: str) -> int:
+    """How many distinct page URLs the crawl's parts hold (their url column alone)."""
+    urls = []
+    for path in sorted((Path(directory) / "pages").glob("part-*.parquet")):
+        try:
+            urls.extend(pq.read_table(path, columns=["url"])["url"].chunks)
+        except (OSError, pa.ArrowException):
+            continue
+    return pc.count_distinct(pa.chunked_array(urls, pa.string())).as_py() if urls else 0
+
+
+def _outline(directory: str, jobs: frozenset[str]) -> Crawl:
+    """The crawl of ``jobs`` as the loader reads it (newest row per URL, aliases, each source's newest
+    links), pages without their text: columns, not a Python object per link."""
+    return load_crawl(directory, jobs, BadParts(), outline=True)
+
+
+def _snapshot(jobs: tuple[str, ...], started: datetime, crawl: Crawl, partial: bool = False
+              ) -> tuple[Snapshot, LinkGraph]:
     graph = link_graph(crawl)
     snap = Snapshot(jobs, started, pages=len(crawl.pages), orphans=len(orphans(graph)),
                     content_links=graph.content.links(), partial=partial)
@@ -100,13 +129,17 @@ def _snapshot(jobs: tuple[str, ...], started: datetime, rows: tuple[list[dict], 
     return snap, graph
 
 
-def _pairs(graph: LinkGraph) -> set[tuple[str, str]]:
-    return {(s, t) for s, targets in graph.content.items() for t in targets}
-
-
-def _of(rows: list[dict], jobs: tuple[str, ...]) -> list[dict]:
-    keep = set(jobs)
-    return [r for r in rows if r["job"] in keep]
+def _common_links(before: Edges, after: Edges) -> int:
+    """How many (source URL, target URL) pairs of ``after`` are in ``before`` too (pages numbered
+    apart in each: ``after``'s numbers are mapped to ``before``'s)."""
+    mapped = np.array([before.number.get(url, -1) for url in after.pages], dtype=np.int64)
+    if not len(mapped) or not len(after.keys):
+        return 0
+    n = len(after.pages)
+    sources, targets = mapped[after.keys // n], mapped[after.keys % n]
+    known = (sources >= 0) & (targets >= 0)
+    keys = sources[known] * len(before.pages) + targets[known]
+    return int(np.count_nonzero(in_sorted(before.keys, keys)))
 
 
 def crawl_trend(directory: str) -> list[Snapshot]:
@@ -114,28 +147,31 @@ def crawl_trend(directory: str) -> list[Snapshot]:
 
     A job with fewer than ``PARTIAL_SHARE`` of the previous snapshot's pages is not a whole crawl (a
     part written for a few changed pages): it is laid over the previous snapshot, newest row per URL,
-    as the loader would read the directory.
+    as the loader would read the directory. Each snapshot is read by the loader, as an outline (links
+    as columns, pages without text), one at a time: only the previous one's link graph is kept.
     """
-    pages = read_rows(directory, "pages", PAGE_COLUMNS, times_as_int=True)
-    groups = _groups(pages)
-    links = read_rows(directory, "links", LINK_COLUMNS, times_as_int=True) if len(groups) > 1 else []
-    skipped = read_rows(directory, "skipped", SKIP_COLUMNS, times_as_int=True) if len(groups) > 1 else []
+    groups = _groups(directory)
+    if len(groups) < 2:  # nothing to compare: the report shows no trend, and no link is read
+        return [Snapshot(jobs, started, pages=_page_count(directory)) for jobs, started in groups]
     snapshots: list[Snapshot] = []
-    previous: tuple[list[dict], list[dict], list[dict]] | None = None
+    previous: frozenset[str] = frozenset()  # the jobs the previous snapshot was read from
     before: LinkGraph | None = None
     for jobs, started in groups:
-        rows = (_of(pages, jobs), _of(links, jobs), _of(skipped, jobs))
-        size = len({r["url"] for r in rows[0]})
-        partial = previous is not None and size < PARTIAL_SHARE * snapshots[-1].pages
-        if previous is not None and partial:
-            rows = tuple(old + new for old, new in zip(previous, rows, strict=True))
-        snap, graph = _snapshot(jobs, started, rows, partial)
+        read = frozenset(jobs)
+        crawl = _outline(directory, read)
+        partial = before is not None and len(crawl.pages) < PARTIAL_SHARE * snapshots[-1].pages
+        if partial:
+            read = previous | read
+            crawl = _outline(directory, read)
+        snap, graph = _snapshot(jobs, started, crawl, partial)
+        del crawl
         if before is not None:
-            old, new = _pairs(before), _pairs(graph)
-            snap.links_added, snap.links_removed = len(new - old), len(old - new)
+            common = _common_links(before.content, graph.content)
+            snap.links_added = graph.content.links() - common
+            snap.links_removed = before.content.links() - common
             snap.gained = gained_links(before, graph)
         snapshots.append(snap)
-        previous, before = rows, graph
+        previous, before = read, graph
     return snapshots
 
 
