@@ -555,7 +555,7 @@ def build_crawl(page_rows: Iterable[dict], link_rows: Iterable[dict], skip_rows:
 BATCH_ROWS = 2048
 
 
-def _micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+def micros(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """Timestamps as int64 microseconds since the epoch (a missing one is the epoch)."""
     values = pc.cast(column, pa.timestamp("us", tz="UTC")).cast(pa.int64()).fill_null(0)
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -624,7 +624,7 @@ def _load_pages(files: list[Path], job: Jobs, bad: BadParts | None
                                                ("url", "fetched_at"), job, bad):
         number = len(parts)
         parts.append((path, present))
-        when = _micros(part["fetched_at"]).tolist()
+        when = micros(part["fetched_at"]).tolist()
         for row, (url, fetched) in enumerate(zip(part["url"].to_pylist(), when, strict=True)):
             if not url:
                 continue
@@ -652,20 +652,21 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
         path, present = parts[number]
         file = pq.ParquetFile(path)
         offset = 0
-        columns = [c for c in present if c in OUTLINE_COLUMNS] if outline else present
+        columns = [c for c in present if not outline or c in OUTLINE_COLUMNS]  # a copy: += below
         columns += ["job"] if job is not None and "job" not in columns else []
         for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
             if job is not None:
                 batch = batch.filter(_of_jobs(batch["job"], job))
             wanted = [i for i in range(batch.num_rows) if offset + i in rows]
-            if wanted and store is None:
-                pages.extend(_page(row, ()) for row in batch.take(pa.array(wanted)).to_pylist())
-            elif wanted and store is not None:
+            if wanted:
                 taken = batch.take(pa.array(wanted))
-                first = store.add(taken.column("blocks"), taken.column("text"))
-                rows_of = taken.drop_columns(["blocks", "text"]).to_pylist()
-                pages.extend(_page(row, StoredBlocks(store, first + i), StoredText(store, first + i))
-                             for i, row in enumerate(rows_of))
+                if store is None:
+                    pages.extend(_page(row, ()) for row in taken.to_pylist())
+                else:
+                    first = store.add(taken.column("blocks"), taken.column("text"))
+                    rows_of = taken.drop_columns(["blocks", "text"]).to_pylist()
+                    pages.extend(_page(row, StoredBlocks(store, first + i), StoredText(store, first + i))
+                                 for i, row in enumerate(rows_of))
             offset += batch.num_rows
     pages.sort(key=lambda p: p.url)
     if store is not None:
@@ -686,7 +687,7 @@ def _newest_fetches(files: list[Path], job: Jobs, bad: BadParts | None
         readable.append(path)
         ids = _encode(part["source_url"], lambda v: len(raw), raw)
         latest = _padded(latest, len(raw))
-        np.maximum.at(latest, ids, _micros(part["fetched_at"]))
+        np.maximum.at(latest, ids, micros(part["fetched_at"]))
         del part
     return readable, raw, latest
 
@@ -731,7 +732,7 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
             latest = _padded(latest, len(raw))
             source_of = np.concatenate([source_of, np.full(len(raw) - len(source_of), -1, dtype=np.int32)])
         page_of = source_of[sources]
-        keep = (_micros(part["fetched_at"]) == latest[sources]) & (page_of >= 0)
+        keep = (micros(part["fetched_at"]) == latest[sources]) & (page_of >= 0)
         columns["source"].append(page_of[keep])
         # every row's target and anchor get their ids (in the order they are met), kept rows or not
         columns["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])

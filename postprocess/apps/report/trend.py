@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from postprocess.apps.report.depth import click_depths, summarise
 from postprocess.apps.report.graph import Edges, LinkGraph, link_graph, orphans
 from postprocess.stages.links import in_sorted
-from postprocess.stages.load import BadParts, Crawl, load_crawl
+from postprocess.stages.load import BadParts, Crawl, load_crawl, micros
 
 #: A job with fewer pages than this share of the previous crawl's is a partial update, not a crawl.
 PARTIAL_SHARE = 0.5
@@ -86,9 +86,9 @@ def _groups(directory: str) -> list[tuple[tuple[str, ...], datetime]]:
             part = pq.read_table(path, columns=["job", "fetched_at"])
         except (OSError, pa.ArrowException):
             continue
-        micros = pc.fill_null(part["fetched_at"].cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()), 0)
-        dated = pc.fill_null(pc.and_(pc.not_equal(part["job"], ""), pc.not_equal(micros, 0)), False)
-        part = pa.table({"job": part["job"], "at": micros}).filter(dated)
+        at = micros(part["fetched_at"])
+        dated = pc.fill_null(pc.and_(pc.not_equal(part["job"], ""), pa.array(at != 0)), False)
+        part = pa.table({"job": part["job"], "at": at}).filter(dated)
         for row in part.group_by("job").aggregate([("at", "min"), ("at", "max")]).to_pylist():
             span = spans.setdefault(row["job"], [row["at_min"], row["at_max"]])
             span[0], span[1] = min(span[0], row["at_min"]), max(span[1], row["at_max"])
