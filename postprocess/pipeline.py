@@ -23,7 +23,7 @@ from postprocess.options import Options
 from postprocess.stages.anchors import AnchorFinder, anchored_rows
 from postprocess.stages.candidates import PairFilter, Suggestion, apply_caps, find_candidates
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
-from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, model_identity
+from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, page_encoder
 from postprocess.stages.index import PageIndex, build_index
 from postprocess.stages.load import Crawl, require_linkable
 from postprocess.stages.passages import PassageVectors, add_passage_scores
@@ -186,11 +186,11 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         started = time.perf_counter()
         embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
         timings["embed"] = time.perf_counter() - started
-    if passages is None:
-        model_id = model.model_id if model else model_identity(None, options.prefix)[0]
-        passages = PassageVectors(model or (lambda: load_model(None, options.prefix, options.device)),
-                                  cache_dir,
-                                  model_id=model_id)
+    if passages is None:  # paragraphs are embedded by the pages' encoder, in the page vectors' space
+        def encoder() -> Embedder:
+            return page_encoder(model or load_model(None, options.prefix, options.device), options, cache_dir)
+
+        passages = PassageVectors(encoder, cache_dir, model_id=embeddings.model_id)
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)

@@ -195,3 +195,21 @@ def test_the_queue_and_the_report_are_made_without_the_anchor_finder(static_cach
     assert not [o for o in gc.get_objects() if isinstance(o, AnchorFinder | Evidence)]
     cli.RUNNERS["run"][-1](session)  # the report
     assert (out / "report.html").is_file() and session.rows
+
+
+@pytest.mark.slow
+def test_evaluate_with_the_static_encoder_embeds_paragraphs_as_it_embeds_pages(static_cache, tmp_path):
+    """The passage check compares a paragraph's vector with its target page's: with ``--encoder
+    static`` both come from the static model (the transformer's paragraph vectors are another size)."""
+    import json
+
+    from test_evaluate import linked_site
+
+    crawl, out = linked_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    done = subprocess.run([sys.executable, "-m", "postprocess", "evaluate", "--crawl", str(crawl),
+                           "--out", str(out), "--hide", "0.5", "--seed", "1", "--encoder", "static",
+                           "--methods", "default"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    [default] = json.loads((out / "evaluation.json").read_text())["methods"]
+    assert default["method"] == "default" and default["recall"]["5"] > 0

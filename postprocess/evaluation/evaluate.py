@@ -364,11 +364,12 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
     from dataclasses import replace
 
     from postprocess.evaluation import baselines
-    from postprocess.stages.embed import embed_pages
+    from postprocess.stages.embed import embed_pages, page_encoder
     from postprocess.stages.index import build_index
 
     depth = max(ks)
-    embeddings = embed_pages(crawl, model, options, cache_dir=cache_dir)
+    encoder = page_encoder(model, options, cache_dir)  # the pages' and their paragraphs' (static or not)
+    embeddings = embed_pages(crawl, encoder, options, cache_dir=cache_dir)
     sources, targets = eligible_urls(crawl, embeddings.urls, options)
     try:
         visible, hidden = hide_links(crawl.links, sources, hide, seed, targets=targets)
@@ -386,7 +387,7 @@ def evaluate_crawl(crawl: Any, options: Any, model: Any, *, hide: float = DEFAUL
         started = time.perf_counter()
         if method in ("default", "queue"):
             index = index or build_index(embeddings.urls, embeddings.vectors, options.trees)
-            rankings, confidence = default_rankings(visible_crawl, options, model, embeddings, index, depth,
+            rankings, confidence = default_rankings(visible_crawl, options, encoder, embeddings, index, depth,
                                                     queue=method == "queue")
         elif method == "plain":
             rankings = baselines.plain_rankings(pages, visible, model, depth, targets=targets,

@@ -345,6 +345,17 @@ def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
     })
 
 
+def page_encoder(embedder: Embedder, options: Options, cache_dir: str | Path | None = None) -> Embedder:
+    """The encoder the pages (and their paragraphs) are embedded with: ``embedder``, or with
+    ``options.encoder == "static"`` the static model distilled from it (kept under ``cache_dir``)."""
+    if options.encoder == "static" and isinstance(embedder, Embedder):
+        from postprocess.stages.static_encoder import load_static
+
+        return load_static(embedder.source or embedder.model_id, embedder.model_id, embedder.prefix,
+                           cache_dir or Path(tempfile.mkdtemp(prefix="static-encoder-")))
+    return embedder
+
+
 def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
                 cache_dir: str | Path | None = None, chunks_dir: Path | None = None) -> Embeddings:
     """Embed every page with main text (the others get no vector), reusing the cache.
@@ -355,11 +366,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     as ``from_cache`` reads them (chunks into a file in ``chunks_dir``, when given).
     """
     started = time.perf_counter()
-    if options.encoder == "static" and isinstance(embedder, Embedder):
-        from postprocess.stages.static_encoder import load_static
-
-        embedder = load_static(embedder.source or embedder.model_id, embedder.model_id, embedder.prefix,
-                               cache_dir or Path(tempfile.mkdtemp(prefix="static-encoder-")))
+    embedder = page_encoder(embedder, options, cache_dir)
     dim = embedder.dimension
     pages = [p for p in crawl.pages if p.text.strip()]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
