@@ -70,7 +70,9 @@ def test_a_cache_part_written_whole_is_read_a_little_at_a_time(tmp_path):
     give_back()
     Path("/proc/self/clear_refs").write_text("5")
     before = peak_mb_since_reset()
-    found, hit = VectorParts(folder).lookup(["k000007", "k099999", "absent"])
+    found: dict[int, np.ndarray] = {}
+    hit = VectorParts(folder).stream(["k000007", "k099999", "absent"],
+                                     lambda at, values: found.update(zip(at.tolist(), values, strict=True)))
     grew = peak_mb_since_reset() - before
     assert hit.tolist() == [True, True, False]
     assert np.array_equal(found[0], vectors[7]) and np.array_equal(found[1], vectors[99_999])

@@ -28,8 +28,6 @@ def test_a_run_holds_what_it_made_and_reads_the_rest_from_the_cache(tmp_path):
     first = PassageVectors(model, tmp_path)
     vectors = first.encode(TEXTS)
     assert vectors.shape == (3, 384) and np.array_equal(vectors[0], vectors[2]) and first.embedded == 2
-    matrix, rows = first.lookup(TEXTS)
-    assert matrix.shape == (2, 384) and rows.tolist() == [0, 1, 0]  # each distinct paragraph once
     first.save()
     loads = []
 
@@ -57,18 +55,20 @@ def test_texts_are_asked_for_only_for_the_paragraphs_to_embed(tmp_path):
     model = bundled_model()
     first = PassageVectors(model, tmp_path)
     keys = [first.key(t) for t in TEXTS]
+    pages = model.encode(["Espresso machines.", "Roses."])
+    targets = np.array([0, 1, 1])
     asked: list[list[int]] = []
 
     def texts_of(at: list[int]) -> list[str]:
         asked.append(at)
         return [TEXTS[i] for i in at]
 
-    matrix, rows = first.lookup_keys(keys, texts_of)
+    scores = first.cosines(keys, texts_of, pages, targets)
     assert sorted(asked[0]) == [0, 1] and len(asked) == 1  # each distinct paragraph once
-    assert np.array_equal(matrix[rows], first.encode(TEXTS)) and len(asked) == 1
     first.save()
     again = PassageVectors(model, tmp_path)
-    assert np.array_equal(again.lookup_keys(keys, lambda at: pytest.fail(f"asked for {at}"))[0], matrix)
+    warm = again.cosines(keys, lambda at: pytest.fail(f"asked for {at}"), pages, targets)
+    assert warm.tolist() == scores.tolist()
 
 
 def test_a_rows_paragraph_is_the_prose_block_its_anchor_stands_in(tmp_path):
@@ -131,7 +131,7 @@ def test_a_cached_vector_of_another_length_is_embedded_again(tmp_path):
 
 def test_cosines_hold_a_row_group_of_paragraph_vectors_not_all_of_them(tmp_path):
     """Scoring 40,000 cached paragraphs holds one row group of their vectors at a time: a matrix of
-    all of them (as ``lookup_keys`` makes) is 41 MB here, and was 0.5 GB at 100k synthetic pages."""
+    all of them is 41 MB here, and was 0.5 GB at 100k synthetic pages."""
     count, dim = 40_000, 256
     rng = np.random.default_rng(7)
     paragraphs = rng.random((count, dim), dtype=np.float32)

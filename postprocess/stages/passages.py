@@ -66,36 +66,14 @@ class PassageVectors:
             self.model_id = self.model_id or self._model.model_id
         return self._model
 
-    def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(one unit vector per distinct paragraph, the row of each of ``texts`` in it); paragraphs are
-        cut to PASSAGE_CHARS, and only those neither made in this run nor in the cache are embedded."""
-        cut = [t[:PASSAGE_CHARS] for t in texts]
-        return self.lookup_keys([_key(self.model_id, t) for t in cut], lambda at: [cut[i] for i in at])
-
     def key(self, text: str) -> str:
         """The cache key of a paragraph (cut to PASSAGE_CHARS) for this model."""
         return _key(self.model_id, text[:PASSAGE_CHARS])
 
-    def lookup_keys(self, keys: Sequence[str], texts_of: Callable[[list[int]], list[str]]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """``lookup`` of the paragraphs with these keys: ``texts_of(positions)`` gives the texts (cut)
-        of those at ``positions`` in ``keys``, asked only for the ones to embed (none from a warm cache)."""
-        distinct, of_key = _distinct(keys)
-        matrix: np.ndarray | None = None
-
-        def fill(at: np.ndarray, vectors: np.ndarray) -> None:
-            nonlocal matrix
-            if matrix is None:
-                matrix = np.zeros((len(distinct), vectors.shape[1]), np.float32)
-            matrix[at] = vectors
-
-        self._each_vector(keys, distinct, texts_of, fill)
-        return (matrix if matrix is not None else np.zeros((len(distinct), 0), np.float32)), of_key
-
     def cosines(self, keys: Sequence[str], texts_of: Callable[[list[int]], list[str]], vectors: np.ndarray,
                 targets: np.ndarray) -> np.ndarray:
         """For each of ``keys``, the cosine of its paragraph's vector and ``vectors[targets[i]]`` (unit
-        vectors): ``lookup_keys``'s vectors, used a batch at a time as they are read or made and let
+        vectors): each paragraph's vector used a batch at a time as they are read or made and let
         go, never held one per distinct paragraph (100k synthetic pages: ~300,000 paragraphs, ~0.5 GB
         at 384 dimensions)."""
         distinct, of_key = _distinct(keys)
@@ -147,9 +125,20 @@ class PassageVectors:
         take(np.array([wanted[k] for k in order], dtype=np.int64), np.asarray(vectors, dtype=np.float32))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), embedding only those not seen before."""
-        matrix, rows = self.lookup(texts)
-        return matrix[rows] if len(rows) else np.zeros((0, 0), dtype=np.float32)
+        """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), one row each: only the paragraphs neither
+        made in this run nor in the cache are embedded, each distinct one once."""
+        keys = [self.key(t) for t in texts]
+        distinct, of_key = _distinct(keys)
+        matrix: np.ndarray | None = None
+
+        def fill(at: np.ndarray, vectors: np.ndarray) -> None:
+            nonlocal matrix
+            if matrix is None:
+                matrix = np.zeros((len(distinct), vectors.shape[1]), np.float32)
+            matrix[at] = vectors
+
+        self._each_vector(keys, distinct, lambda at: [texts[i][:PASSAGE_CHARS] for i in at], fill)
+        return matrix[of_key] if matrix is not None else np.zeros((0, 0), dtype=np.float32)
 
     def adopt(self, vectors: dict[str, np.ndarray]) -> None:
         """Vectors made elsewhere (another process) for this model, kept unless one is already here."""

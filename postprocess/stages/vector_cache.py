@@ -106,21 +106,6 @@ class VectorParts:
         """Which of ``keys`` no readable part holds (a mask); reads the key column alone."""
         return ~self._read(keys, ["key"], lambda at, rows: None)
 
-    def lookup(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(one vector per key, which keys were found) from parts of a single ``vector`` column (the
-        paragraph cache): only the vectors asked for are ever held. A key not found has a row of
-        zeros (no row at all when nothing was found)."""
-        vectors: np.ndarray | None = None
-
-        def take(at: np.ndarray, values: np.ndarray) -> None:
-            nonlocal vectors
-            if vectors is None:
-                vectors = np.zeros((len(keys), values.shape[1]), dtype=np.float32)
-            vectors[at] = values
-
-        found = self.stream(keys, take)
-        return (vectors if vectors is not None else np.zeros((len(keys), 0), np.float32)), found
-
     def stream(self, keys: Sequence[str], take: Callable[[np.ndarray, np.ndarray], None],
                dim: int | None = None) -> np.ndarray:
         """Which of ``keys`` the parts of a single ``vector`` column hold (the paragraph cache), their
