@@ -16,22 +16,7 @@ from postprocess.stages.lexical import (
     SiteEvidence,
     clean_title,
     site_title_parts,
-    tokens,
 )
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("Use count() on a QuerySet.", ["use", "count()", "on", "a", "queryset"]),
-        ("see django.db.models.Model", ["see", "django.db.models.model"]),
-        ("end of sentence. Next", ["end", "of", "sentence", "next"]),
-        ("", []),
-    ],
-)
-def test_tokens(text: str, expected: list[str]) -> None:
-    assert tokens(text) == expected
-
 
 TITLES = [
     "QuerySet API reference | Django documentation | Django",
@@ -102,10 +87,10 @@ def test_the_tfidf_index_made_in_a_second_process_is_the_one_made_here(monkeypat
 def _vectorizer_counts(documents, max_df):
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
-    from postprocess.stages.lexical import TOKEN
+    from postprocess.stages.tokeniser import WORD, folded
 
-    return CountVectorizer(stop_words=list(ENGLISH_STOP_WORDS), token_pattern=TOKEN.pattern, lowercase=True,
-                           max_df=max_df, dtype=np.float32).fit_transform(documents)
+    return CountVectorizer(stop_words=list(ENGLISH_STOP_WORDS), token_pattern=WORD.pattern,
+                           preprocessor=folded, max_df=max_df, dtype=np.float32).fit_transform(documents)
 
 
 @pytest.mark.parametrize("batch", [2, 256])
@@ -247,9 +232,9 @@ def test_a_fold_index_counts_again_only_the_names_its_hidden_links_give() -> Non
 def _scanned(names, text):
     """A name's count on a page, in the order a scan of its tokens first meets each: the names
     ending at each token, the longer first (every occurrence, overlapping ones too)."""
-    from postprocess.stages.lexical import tokens
+    from postprocess.stages.tokeniser import terms
 
-    words = tokens(text)
+    words = terms(text)
     found: Counter = Counter()
     for end in range(1, len(words) + 1):
         for start in range(end):

@@ -55,8 +55,8 @@ from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary, counter_of, groups_per_item
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
+from postprocess.stages.tokeniser import WORD, bare, folded, normalise, words
 
-WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
 #: Where a sentence ends: after . ! or ? and the space that follows, or after line breaks (only a
@@ -82,23 +82,6 @@ def _stopwords() -> frozenset[str]:
 STOPWORDS = _stopwords()
 
 
-def folded(word: str) -> str:
-    """Lower case, typographic apostrophes made plain: a word as written, without its case."""
-    return word.lower().replace("’", "'")
-
-
-@functools.lru_cache(maxsize=1 << 20)
-def normalise(word: str) -> str:
-    """Lower case and a light plural strip, so "queries" meets "query" and "models" "model"
-    (cached: a site's words repeat, and every anchor search normalises every word)."""
-    w = folded(word)
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
-
-
 #: Words that name no page on their own: a span made only of these is not an anchor
 #: ("new", "guide", "release notes"), though they may stand inside one ("Django 3.2 release notes").
 WEAK_WORDS = frozenset(normalise(w) for w in (
@@ -106,11 +89,6 @@ WEAK_WORDS = frozenset(normalise(w) for w in (
     "extra faq fixed general good guide guides help home how index info introduction list matter more new "
     "note notes overview page part quick recipe reference release simple source tip tips topic topics "
     "tutorial use using version").split())
-
-
-def words(text: str) -> list[str]:
-    """Normalised words of ``text``."""
-    return list(map(normalise, WORD.findall(text or "")))
 
 
 def short_title(title: str, max_words: int = MAX_WORDS) -> str:
@@ -319,6 +297,10 @@ def source_text(page: Page, linked: set[str] | None = None,
     bounds = list(map(re.Match.end, SENTENCE_END.finditer(text)))
     spans = list(map(re.Match.span, WORD.finditer(text)))
     raw = WORD.findall(text)
+    if "()" in text:  # a call is its name; ``char_span`` gives it back its "()" where it is inline code
+        for k in [k for k, word in enumerate(raw) if word.endswith("()")]:
+            raw[k] = raw[k][:-2]
+            spans[k] = (spans[k][0], spans[k][1] - 2)
     norms = list(map(normalise, raw))
     starts = np.fromiter(map(operator.itemgetter(0), spans), dtype=np.int64, count=len(spans))
     # sentence of a word: how many sentence ends are at or before its start; block: how many
@@ -939,7 +921,7 @@ class AnchorFinder:
         written = self._written.get(target.url)
         if written is None:
             texts = [self.title_of(target), target.h1, target.url, *self.spellings.get(target.url, ())]
-            written = self._written[target.url] = {folded(m.group())
+            written = self._written[target.url] = {folded(bare(m.group()))
                                                    for text in texts for m in WORD.finditer(text or "")}
         return all(word in written for word in inflected)
 

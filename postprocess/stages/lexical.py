@@ -35,9 +35,8 @@ from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
+from postprocess.stages.tokeniser import terms
 
-#: Tokens: words, dotted names (django.db.models) and calls (count()) kept whole.
-TOKEN = re.compile(r"\w+(?:\.\w+)*(?:\(\))?")
 #: Title separators that set off a site-wide suffix or prefix ("Page | Site").
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
 #: Longest name (in tokens) looked up in page texts.
@@ -49,11 +48,6 @@ GENERIC_ANCHORS = frozenset(
     "here click here read more more this page link next previous back top home learn more "
     "see here documentation docs read this article post".split()
 )
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-case tokens of ``text`` (see ``TOKEN``)."""
-    return TOKEN.findall(text.lower())
 
 
 def site_title_parts(titles: Sequence[str], share: float = 0.3) -> set[str]:
@@ -82,7 +76,7 @@ _STOP_WORDS = frozenset(ENGLISH_STOP_WORDS)
 
 def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.csr_matrix | None:
     """The documents' term counts (float32, CSR) as scikit-learn's ``CountVectorizer`` makes them
-    with ``TOKEN``, lower case and English stop words, its ``min_df`` and ``max_df`` (a share of the
+    with ``tokeniser.WORD``, folded case and English stop words, its ``min_df`` and ``max_df`` (a share of the
     documents) and its columns (the terms in alphabetical order); None where it finds no term.
     Each document's tokens are made ids (one dictionary lookup a token) and a batch of documents
     is counted in NumPy, where the vectorizer takes a Python step a token."""
@@ -90,13 +84,13 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     stop = np.zeros(0, dtype=bool)  # by term id
     # each document's distinct terms (first-seen ids, ascending) and their counts, and how many
     # each document has: 8 bytes a (document, term) pair, which the site holds ~160 of a page
-    terms: list[np.ndarray] = []
+    term_ids: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     per_document: list[np.ndarray] = []
     documents_seen = 0
     iterator = iter(documents)
     while batch := list(itertools.islice(iterator, TERM_COUNT_DOCUMENTS)):
-        found = [tokens(document) for document in batch]
+        found = [terms(document) for document in batch]
         lengths = list(map(len, found))
         ids = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
         new = vocabulary.words[len(stop):]
@@ -107,12 +101,12 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
         pairs = np.sort(row[kept] * (1 << 32) + ids[kept])
         firsts = np.flatnonzero(np.diff(pairs, prepend=-1))
         distinct = pairs[firsts]
-        terms.append((distinct & 0xFFFFFFFF).astype(np.int32))
+        term_ids.append((distinct & 0xFFFFFFFF).astype(np.int32))
         counts.append(np.diff(np.append(firsts, len(pairs))).astype(np.float32))
         per_document.append(np.bincount(distinct >> 32, minlength=len(batch)).astype(np.int32))
         documents_seen += len(batch)
-    term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.int32)
-    del terms
+    term = np.concatenate(term_ids) if term_ids else np.zeros(0, dtype=np.int32)
+    del term_ids
     count = np.concatenate(counts) if counts else np.zeros(0, dtype=np.float32)
     del counts
     # the columns: the terms in alphabetical order, less those on too few or too many documents
@@ -290,7 +284,7 @@ def _count_anchor_uses(anchor_uses: Iterable[tuple[int, int, str]]) -> _AnchorCo
     for source, target, anchor in anchor_uses:
         words = split.get(anchor)
         if words is None:
-            words = split[anchor] = tuple(tokens(anchor))
+            words = split[anchor] = tuple(terms(anchor))
         if not _usable(words) or source == target:
             continue
         use_count[words] += 1
@@ -308,7 +302,7 @@ def _anchor_naming(uses: AnchorUses) -> tuple[list[tuple[str, ...]], np.ndarray]
     present = distinct(uses.anchor)
     name_of_text = np.full(int(present[-1]) + 1 if len(present) else 0, -1, dtype=np.int32)
     for a in present.tolist():
-        words = tuple(tokens(uses.texts[a] or ""))
+        words = tuple(terms(uses.texts[a] or ""))
         if _usable(words):
             name_of_text[a] = names.setdefault(words, len(names))
     return list(names), name_of_text
@@ -380,7 +374,7 @@ class _PageNames(Sequence[Counter[tuple[str, ...]]]):
 
 
 def scan_page_names(names: Sequence[tuple[str, ...]], texts: Iterable[str]) -> _PageNames:
-    """Every occurrence of every name (tuples of ``tokens``) in each text's tokens, overlapping ones
+    """Every occurrence of every name (tuples of ``tokeniser.terms``) in each text's terms, overlapping ones
     too, counted a page at a time in the order first found: a name ending at an earlier token first,
     of those ending at the same token the longer first. Texts are read a batch at a time, their
     tokens made ids and the names found by ``PhraseMatcher``, then grouped by page in NumPy."""
@@ -392,7 +386,7 @@ def scan_page_names(names: Sequence[tuple[str, ...]], texts: Iterable[str]) -> _
     sizes: list[np.ndarray] = []
     iterator = iter(texts)
     while batch := list(itertools.islice(iterator, NAME_SCAN_TEXTS)):
-        found = [tokens(text) for text in batch]
+        found = [terms(text) for text in batch]
         lengths = list(map(len, found))
         words = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
         groups = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
@@ -486,7 +480,7 @@ class NameIndex:
         for row, (h1, title) in enumerate(titles):
             seen: set[tuple[str, ...]] = set()
             for kind, phrase in (("h1", h1), ("title", title)):
-                words = tuple(tokens(phrase or ""))
+                words = tuple(terms(phrase or ""))
                 if _is_generic(words) or len(words) > MAX_NAME_TOKENS or words in seen:
                     continue
                 seen.add(words)

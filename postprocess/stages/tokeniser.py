@@ -1,0 +1,56 @@
+"""The one tokeniser: how every stage splits text into words.
+
+The lexical evidence (TF-IDF terms, the names a page is known by and where page texts mention
+them) and the anchors (the spans a link may wrap) read the same words, so a name the lexical
+evidence found in a page is a run of words the anchor search can wrap there.
+
+A word is a run of letters and digits, kept whole across inner hyphens, apostrophes and dots
+("built-in", "don't", "django.db.models", "3.2"), with a call's brackets ("count()"), so a code
+name is one word and never half of one. Each stage then compares words in one of two forms:
+``folded`` (lower case, typographic apostrophes made plain) for terms, where ``count()`` and the
+word "count" differ; ``normalise`` (folded, a call's brackets dropped, a light plural strip) for
+names and anchors, where the anchor search decides from the page's markup whether "count" is the
+inline code name ``count()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+#: A word: letters and digits, joined across inner ``-``, ``'``, ``’`` and ``.``, with a call's ``()``
+#: (possessive: nothing after a word can make it give a character back, so the scan never backtracks).
+WORD = re.compile(r"\w++(?:[-'’.]\w++)*+(?:\(\))?+")
+
+
+def folded(word: str) -> str:
+    """Lower case, typographic apostrophes made plain: a word as written, without its case."""
+    return word.lower().replace("’", "'")
+
+
+def bare(word: str) -> str:
+    """``word`` without a call's brackets: "count()" -> "count"."""
+    return word[:-2] if word.endswith("()") else word
+
+
+@functools.lru_cache(maxsize=1 << 20)
+def normalise(word: str) -> str:
+    """Lower case, a call's brackets dropped and a light plural strip, so "queries" meets "query",
+    "models" "model" and "save()" "save" (cached: a site's words repeat, and every anchor search
+    normalises every word)."""
+    w = folded(bare(word))
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def terms(text: str) -> list[str]:
+    """The folded words of ``text``: the terms the lexical evidence counts and matches."""
+    return WORD.findall(folded(text))
+
+
+def words(text: str | None) -> list[str]:
+    """The normalised words of ``text``: how names and anchors are compared."""
+    return list(map(normalise, WORD.findall(text or "")))
