@@ -700,9 +700,10 @@ def _padded(latest: np.ndarray, size: int) -> np.ndarray:
 
 
 def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: Jobs,
-                bad: BadParts | None) -> LinkTable:
+                bad: BadParts | None, outline: bool = False) -> LinkTable:
     """The links of each source's newest fetch, sources and targets resolved through ``aliases``,
-    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number).
+    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number); ``outline``: without
+    their anchor texts (every link's is "", the column not read).
 
     Two passes over the parts: the newest fetch of each source first (two columns), then each
     part's links, of which only the newest fetches' are kept as it is read. So what is held for
@@ -725,8 +726,8 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
 
     source_of = np.fromiter(map(source_id, raw), dtype=np.int32, count=len(raw))  # raw source id → page
     columns: dict[str, list[np.ndarray]] = defaultdict(list)
-    for _, part, _ in _checked_parts(readable, "links", LINK_COLUMNS, LINK_OPTIONAL,
-                                     LINK_COLUMNS + LINK_OPTIONAL, job, bad):
+    read = tuple(c for c in LINK_COLUMNS + LINK_OPTIONAL if not (outline and c == "anchor_text"))
+    for _, part, _ in _checked_parts(readable, "links", LINK_COLUMNS, LINK_OPTIONAL, read, job, bad):
         sources = _encode(part["source_url"], lambda v: len(raw), raw)
         if len(raw) > len(source_of):  # a source the first pass did not see (the part changed since)
             latest = _padded(latest, len(raw))
@@ -736,9 +737,12 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
         columns["source"].append(page_of[keep])
         # every row's target and anchor get their ids (in the order they are met), kept rows or not
         columns["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])
-        columns["anchor"].append(_encode(part["anchor_text"],
-                                         lambda v: anchors.setdefault(v or "", len(anchors)),
-                                         memos["anchor"])[keep])
+        if outline:  # the anchor text "" for every link
+            columns["anchor"].append(np.full(int(keep.sum()), anchors.setdefault("", 0), dtype=np.int32))
+        else:
+            columns["anchor"].append(_encode(part["anchor_text"],
+                                             lambda v: anchors.setdefault(v or "", len(anchors)),
+                                             memos["anchor"])[keep])
         columns["position"].append(_encode(part["position"],
                                            lambda v: positions.setdefault(v or "other", len(positions)),
                                            memos["position"], np.uint8)[keep])
@@ -763,7 +767,8 @@ def load_crawl(directory: str | Path, job: Jobs = None, bad: BadParts | None = N
                outline: bool = False) -> Crawl:
     """Read ``pages/``, ``links/``, ``skipped/`` part files of a crawl directory (``job``: the rows of
     one job, or of a set of jobs, alone; ``bad``: skip unreadable parts and record them there,
-    instead of stopping; ``outline``: the pages without text or blocks, for the link structure alone).
+    instead of stopping; ``outline``: the pages without text or blocks and the links without anchor
+    texts, for the link structure alone).
 
     Column by column and part by part: the newest row of each URL is chosen from the url and
     fetched_at columns, only those rows become ``Page`` objects (in batches), and the links become
@@ -784,7 +789,7 @@ def load_crawl(directory: str | Path, job: Jobs = None, bad: BadParts | None = N
                             bad)
     aliases = _drop_realiased(keep, when, skip_rows)
     pages = _page_objects(keep, parts, job, outline)
-    links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad)
+    links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad, outline)
     pa.default_memory_pool().release_unused()  # the batches' buffers, back to the system
     return Crawl(pages=pages, links=links, aliases=aliases, directory=str(directory))
 
