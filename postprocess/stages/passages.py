@@ -37,11 +37,12 @@ def _key(model_id: str, text: str) -> str:
     return hashlib.sha1(f"{model_id}\x00{text}".encode()).hexdigest()
 
 
-def _distinct(keys: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """(the distinct keys in first-seen order, each key's position among them)."""
+def _distinct(keys: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(the distinct keys in first-seen order, each key's position among them, where in ``keys``
+    each distinct key first stands)."""
     position: dict[str, int] = {}
     of_key = np.fromiter((position.setdefault(k, len(position)) for k in keys), np.int64, len(keys))
-    return list(position), of_key
+    return list(position), of_key, np.unique(of_key, return_index=True)[1]
 
 
 class PassageVectors:
@@ -76,7 +77,7 @@ class PassageVectors:
         vectors): each paragraph's vector used a batch at a time as they are read or made and let
         go, never held one per distinct paragraph (100k synthetic pages: ~300,000 paragraphs, ~0.5 GB
         at 384 dimensions)."""
-        distinct, of_key = _distinct(keys)
+        distinct, of_key, first = _distinct(keys)
         order = np.argsort(of_key, kind="stable")
         bounds = np.searchsorted(of_key[order], np.arange(len(distinct) + 1))
         out = np.zeros(len(keys), dtype=np.float64)
@@ -86,15 +87,16 @@ class PassageVectors:
                 for r in order[bounds[d]:bounds[d + 1]].tolist():
                     out[r] = float(vector @ vectors[targets[r]])
 
-        self._each_vector(keys, distinct, texts_of, score, vectors.shape[1] if vectors.ndim == 2 else None)
+        self._each_vector(distinct, first, texts_of, score, vectors.shape[1] if vectors.ndim == 2 else None)
         return out
 
-    def _each_vector(self, keys: Sequence[str], distinct: list[str],
+    def _each_vector(self, distinct: list[str], first: np.ndarray,
                      texts_of: Callable[[list[int]], list[str]],
                      take: Callable[[np.ndarray, np.ndarray], None], dim: int | None = None) -> None:
         """Each of the ``distinct`` keys' vectors handed once to ``take(positions in distinct, vectors)``,
         a batch at a time: those made in this run, those in the cache (of ``dim`` values, when given),
-        then the others, embedded (``texts_of(positions in keys)``: their texts) and kept for the cache."""
+        then the others, embedded (``texts_of(positions in the keys)``: their texts, asked for at
+        ``first``, where each distinct key first stands) and kept for the cache."""
         if not distinct:
             return
         found = np.zeros(len(distinct), dtype=bool)
@@ -113,12 +115,8 @@ class PassageVectors:
         if found.all():
             return
         wanted = {distinct[i]: i for i in np.flatnonzero(~found).tolist()}
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            if k in wanted:
-                first.setdefault(k, i)
         order = sorted(wanted)
-        vectors = self.model.encode(texts_of([first[k] for k in order]))
+        vectors = self.model.encode(texts_of([int(first[wanted[k]]) for k in order]))
         for k, v in zip(order, vectors, strict=True):
             self.vectors[k] = v
         self.embedded += len(order)
@@ -128,7 +126,7 @@ class PassageVectors:
         """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), one row each: only the paragraphs neither
         made in this run nor in the cache are embedded, each distinct one once."""
         keys = [self.key(t) for t in texts]
-        distinct, of_key = _distinct(keys)
+        distinct, of_key, first = _distinct(keys)
         matrix: np.ndarray | None = None
 
         def fill(at: np.ndarray, vectors: np.ndarray) -> None:
@@ -137,7 +135,7 @@ class PassageVectors:
                 matrix = np.zeros((len(distinct), vectors.shape[1]), np.float32)
             matrix[at] = vectors
 
-        self._each_vector(keys, distinct, lambda at: [texts[i][:PASSAGE_CHARS] for i in at], fill)
+        self._each_vector(distinct, first, lambda at: [texts[i][:PASSAGE_CHARS] for i in at], fill)
         return matrix[of_key] if matrix is not None else np.zeros((0, 0), dtype=np.float32)
 
     def adopt(self, vectors: dict[str, np.ndarray]) -> None:
