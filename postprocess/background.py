@@ -33,9 +33,35 @@ Item = TypeVar("Item")
 SPLIT_MIN_ITEMS = 2000
 
 
+#: Forked children this process started and has not collected (their pids).
+_children: set[int] = set()
+#: Whether this process is a forked child (its parent is taken to be working too).
+_in_child = False
+
+
+def processes_working() -> int:
+    """Processes of this run at work now, as this one sees them: itself, the forked children it
+    started that have not exited (an exited one not yet collected is done), and its parent when
+    it is itself a forked child."""
+    alive = 0
+    for pid in list(_children):
+        if not hasattr(os, "waitid"):  # no way to look without collecting: taken to be working
+            alive += 1
+            continue
+        try:  # WNOWAIT: only look; ``Background.result`` collects it
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                alive += 1
+        except ChildProcessError:
+            _children.discard(pid)
+    return 1 + alive + int(_in_child)
+
+
 def worth_a_fork(items: int, workers: int) -> bool:
-    """Whether work over ``items`` items goes to a second process when ``workers`` may run."""
-    return workers > 1 and items >= SPLIT_MIN_ITEMS
+    """Whether work over ``items`` items goes to a second process when ``workers`` may run: enough
+    items, and fewer than ``workers`` processes at work already (a third process on two cores makes
+    nothing sooner, and holds its own memory beside the others': 100k synthetic pages, the finder's
+    passes forked beside the TF-IDF child made the run's largest tree, 2.43 GB)."""
+    return workers > 1 and items >= SPLIT_MIN_ITEMS and processes_working() < workers
 
 
 def available_workers() -> int:
@@ -109,6 +135,9 @@ class Background(Generic[T]):
         self._file = tempfile.TemporaryFile(prefix="linkspider-background-")
         pid = os.fork()
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
+            global _in_child
+            _in_child = True
+            _children.clear()  # the parent's, not this process's
             code = 0
             try:
                 _die_with_parent()
@@ -124,6 +153,7 @@ class Background(Generic[T]):
             finally:
                 os._exit(code)
         self._pid = pid
+        _children.add(pid)
 
     @property
     def done(self) -> bool:
@@ -152,6 +182,7 @@ class Background(Generic[T]):
         if self._pid is None:
             return self._function(*self._args)
         _, status = os.waitpid(self._pid, 0)
+        _children.discard(self._pid)
         self._pid = None
         assert self._file is not None
         with self._file as written:

@@ -221,3 +221,33 @@ def test_a_child_is_named_after_its_work_where_ps_and_the_memory_timeline_show_i
     assert Background(_own_name, name="ls-tfidf").result() == "ls-tfidf"
     names = {name for part in in_chunks(_names_of, list(range(40)), chunk=1) for name in part}
     assert "ls-names_of" in names and _own_name() in names  # this process kept its own name
+
+
+def wait_for_the_pipe(fd: int) -> int:
+    return len(os.read(fd, 1))
+
+
+def test_no_second_process_is_forked_while_a_child_works_on_the_other_core():
+    """``worth_a_fork``: a child at work counts as a process working (two on two cores: no third);
+    once it has exited it no longer does, though not yet collected, and its value still comes back.
+    A forked child counts its parent as working."""
+    from postprocess.background import SPLIT_MIN_ITEMS, processes_working, worth_a_fork
+
+    assert processes_working() == 1 and worth_a_fork(SPLIT_MIN_ITEMS, 2)
+    read, write = os.pipe()
+    try:
+        job = Background(wait_for_the_pipe, read)
+        assert processes_working() == 2
+        assert not worth_a_fork(SPLIT_MIN_ITEMS, 2)
+        assert worth_a_fork(SPLIT_MIN_ITEMS, 3)  # three cores: a third process may still work
+        os.write(write, b"x")
+        deadline = time.monotonic() + 30
+        while processes_working() > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert processes_working() == 1 and worth_a_fork(SPLIT_MIN_ITEMS, 2)  # exited, not collected
+        assert job.result() == 1
+    finally:
+        os.close(read)
+        os.close(write)
+    assert Background(processes_working).result() == 2  # the child and its parent
+    assert not Background(worth_a_fork, SPLIT_MIN_ITEMS, 2).result()

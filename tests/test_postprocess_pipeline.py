@@ -107,9 +107,10 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
     two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
-    # the TF-IDF index, the confidence model, the anchors (the finder's passes over pages need two
-    # chunks of 64 pages to fork: test_postprocess_anchors checks them in two processes)
-    assert forks == [True, True, True]
+    # the TF-IDF index, the confidence model, and the anchors if the learner is done by then (no
+    # third process works on two cores); the finder's passes over pages need two chunks of 64 pages
+    # to fork: test_postprocess_anchors checks them in two processes
+    assert forks[:2] == [True, True] and all(forks)
     assert [dataclasses.asdict(s) for s in two.rows] == [dataclasses.asdict(s) for s in one.rows]
     assert [dataclasses.asdict(s) for s in two.cannibalisation] == [
         dataclasses.asdict(s) for s in one.cannibalisation]
