@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import struct
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -202,48 +203,98 @@ CHUNK = 64
 
 
 def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: bool = True,
-              chunk: int | None = None) -> list[R]:
+              chunk: int | None = None) -> Sequence[R]:
     """``work`` over chunks of ``items`` shared by this process and a forked second one: each takes the
     next chunk when it is free (a shared counter), so a process slowed by other work (the confidence
     model's, on the same cores) does less. The results come back in chunk order, as one process
-    would have made them. The second process writes each chunk's result, pickled, to a temporary
-    file as soon as it is made, and keeps none of them (it held them all, and then their pickle, till
-    its last chunk: ~0.5 GB of anchored rows at 100k pages); this process reads them when both are
-    done, one chunk at a time. A chunk it finished before dying is not done again."""
+    would have made them. Both processes write each chunk's result, pickled, to a temporary file as
+    soon as it is made, and keep none of them: the second process held them all till its last
+    chunk (~0.5 GB of anchored rows at 100k pages), and this one held its own beside the second
+    process's memory (the anchored rows again, ~0.3 GB at the run's largest). The results are read
+    back one at a time, when the caller asks for each (``ChunkResults``). A chunk the second process
+    finished before dying is not done again."""
     chunk = chunk or CHUNK
     chunks = [items[start:start + chunk] for start in range(0, len(items), chunk)]
     if not (fork and hasattr(os, "fork")) or len(chunks) < 2:
         return [work(part) for part in chunks]
     counter = multiprocessing.get_context("fork").Value("q", 0)
-    with tempfile.TemporaryFile(prefix="linkspider-chunks-") as written:
+    mine = tempfile.TemporaryFile(prefix="linkspider-chunks-")
+    theirs = tempfile.TemporaryFile(prefix="linkspider-chunks-")
 
-        def take(save: bool) -> dict[int, R]:
-            """Chunks until none is left: kept (``save`` false) or written to ``written``."""
-            out: dict[int, R] = {}
-            while True:
-                with counter.get_lock():
-                    number = counter.value
-                    counter.value += 1
-                if number >= len(chunks):
-                    return out
-                result = work(chunks[number])
-                if save:
-                    written.write(pickle.dumps((number, result), protocol=pickle.HIGHEST_PROTOCOL))
-                    written.flush()  # whole before the next: the child leaves without flushing
-                else:
-                    out[number] = result
+    def take(written: IO[bytes]) -> None:
+        """Chunks until none is left, each result written to ``written``."""
+        while True:
+            with counter.get_lock():
+                number = counter.value
+                counter.value += 1
+            if number >= len(chunks):
+                return
+            _save(written, number, work(chunks[number]))
 
-        other = Background(take, True, name=child_name(work))
-        results = take(False)
-        results.update(other.result())  # empty, unless the child died and this process took over
-        written.seek(0)
-        while True:  # the child's chunks; a last one cut short by its death is done again below
-            try:
-                number, result = pickle.load(written)
-            except Exception:  # noqa: BLE001 - the end, or a write cut short: any error a torn pickle gives
-                break
-            results[number] = result
+    parent = os.getpid()
+
+    def take_theirs() -> None:
+        """The second process's share; if it died, this process takes what is left (into its own
+        file: the dead one's may end in a record cut short)."""
+        take(theirs if os.getpid() != parent else mine)
+
+    other = Background(take_theirs, name=child_name(work))
+    take(mine)
+    other.result()  # None; or the child died, and this process took the chunks it had not taken
+    done = {number: (theirs, *place) for number, place in _records(theirs).items()}
+    done.update((number, (mine, *place)) for number, place in _records(mine).items())
     for number, part in enumerate(chunks):  # chunks the second process took but never finished
-        if number not in results:
-            results[number] = work(part)
-    return [results[number] for number in range(len(chunks))]
+        if number not in done:
+            _save(mine, number, work(part))
+            done[number] = (mine, *_records(mine)[number])
+    return ChunkResults([done[number] for number in range(len(chunks))])
+
+
+#: A saved chunk's header: its number and the length of its pickled result.
+_RECORD = struct.Struct("<qq")
+
+
+def _save(written: IO[bytes], number: int, result: object) -> None:
+    """Chunk ``number``'s result appended to ``written``, whole before the next (a forked child leaves
+    without flushing)."""
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    written.write(_RECORD.pack(number, len(data)))
+    written.write(data)
+    written.flush()
+
+
+def _records(written: IO[bytes]) -> dict[int, tuple[int, int]]:
+    """Chunk number → (offset, length) of each whole result in ``written`` (a last one cut short by
+    its writer's death is left out)."""
+    fd = written.fileno()
+    size = os.fstat(fd).st_size
+    found: dict[int, tuple[int, int]] = {}
+    offset = 0
+    while offset + _RECORD.size <= size:
+        number, length = _RECORD.unpack(os.pread(fd, _RECORD.size, offset))
+        offset += _RECORD.size
+        if offset + length > size:
+            break
+        found[number] = (offset, length)
+        offset += length
+    return found
+
+
+class ChunkResults(Sequence[R]):
+    """Chunks' results in chunk order, each unpickled from the file it was saved to when it is asked
+    for: a caller that merges them one at a time never holds them all. The files go with this object."""
+
+    def __init__(self, places: list[tuple[IO[bytes], int, int]]) -> None:
+        self._places = places
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __getitem__(self, number):  # noqa: ANN001, ANN204 - an int or a slice, as a list takes
+        if isinstance(number, slice):
+            return [self[i] for i in range(*number.indices(len(self)))]
+        written, offset, length = self._places[number]
+        data = os.pread(written.fileno(), length, offset)
+        if len(data) != length:
+            raise OSError(f"chunk {number}'s saved result is cut short ({len(data)} of {length} bytes)")
+        return pickle.loads(data)

@@ -251,3 +251,28 @@ def test_no_second_process_is_forked_while_a_child_works_on_the_other_core():
         os.close(write)
     assert Background(processes_working).result() == 2  # the child and its parent
     assert not Background(worth_a_fork, SPLIT_MIN_ITEMS, 2).result()
+
+
+def megabyte(part: list[int]) -> bytes:
+    time.sleep(0.002)  # both processes take chunks
+    return bytes([part[0] % 256]) * 1_000_000
+
+
+def test_neither_process_holds_the_chunks_results_they_are_read_back_one_at_a_time():
+    """Both processes write each chunk's result to a file as it is made: when the pass ends this
+    process holds none of the 60 MB the chunks made, and reading them in order holds one at a time."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        results = in_chunks(megabyte, list(range(60)), chunk=1)
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        firsts = [result[0] for result in results]
+        _, reading = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert firsts == list(range(60))
+    assert len(results) == 60 and results[-1][:1] == bytes([59]) and [r[0] for r in results[58:]] == [58, 59]
+    assert held < 5_000_000, held  # this process's ~30 chunks, 30 MB, were held before
+    assert reading < 5_000_000, reading

@@ -229,7 +229,7 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
 
 
 def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
-            chunk: int | None = None) -> list[R]:
+            chunk: int | None = None) -> Sequence[R]:
     """``work`` over chunks of ``items`` shared with a second process (``background.in_chunks``) when
     ``worth_a_fork``; else over all of them at once."""
     if not background.worth_a_fork(len(items), workers):
@@ -237,7 +237,7 @@ def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
     return in_chunks(work, items, chunk=chunk)
 
 
-def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int) -> list[R]:
+def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int) -> Sequence[R]:
     """A pass over every page: a few large chunks (about 32 a process), each one result to merge."""
     return _shared(work, items, workers, chunk=max(64, len(items) // 64))
 
