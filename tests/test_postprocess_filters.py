@@ -210,6 +210,75 @@ def test_caps_over_page_numbers_in_chunks_take_what_the_caps_over_urls_take(per_
     assert taken.dtype == np.int64 and ranks.dtype == np.int32
 
 
+def _scored_pairs(sources: int, seed: int) -> list[tuple[int, np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
+    """Random scored pairs for ``sources`` sources, as the ranking adds them a source at a time."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for source in range(sources):
+        n = int(rng.integers(0, 40))
+        found.append((source, rng.integers(0, sources, n), np.round(rng.random(n), 3),  # ties: URLs decide
+                      {"similarity": rng.random(n), "lexical": rng.random(n), "date_factor": np.full(n, 0.5)}))
+    return found
+
+
+@pytest.mark.parametrize("spill", [1, 50, 1 << 16])
+def test_the_pairs_parts_written_to_disk_come_back_as_the_caps_take_them(monkeypatch, spill):
+    """The score parts of the pairs before the caps go to a temporary file ``SPILL_PAIRS`` pairs at a
+    time (also those of chunks joined and pickled back from the second process): the capped pool
+    is the one made in memory, column for column."""
+    import pickle
+
+    from postprocess.stages import candidates
+
+    urls = [f"https://s.test/{i:04d}/" for i in range(500)]
+    pairs = _scored_pairs(500, 3)
+
+    def pools():  # in one process, and as chunks that come back from the second one
+        whole, chunked = candidates._PairColumns(), candidates._PairColumns()
+        for source, targets, scores, parts in pairs:
+            whole.add(source, targets, scores, parts)
+        for start in range(0, 500, 120):
+            chunk = candidates._PairColumns()
+            for source, targets, scores, parts in pairs[start:start + 120]:
+                chunk.add(source, targets, scores, parts)
+            chunk.join()
+            chunked.extend(pickle.loads(pickle.dumps(chunk)))
+        return whole.capped(urls, 4, 3), chunked.capped(urls, 4, 3)
+
+    expected = pools()
+    monkeypatch.setattr(candidates, "SPILL_PAIRS", spill)
+    for made in pools():
+        for wanted in expected:
+            assert len(made) == len(wanted) > 0
+            for name in ("sources", "targets", "scores", "ranks"):
+                assert getattr(made, name).tolist() == getattr(wanted, name).tolist()
+            assert made.parts.keys() == wanted.parts.keys()
+            for name in made.parts:
+                assert made.parts[name].tobytes() == wanted.parts[name].tobytes()
+
+
+def test_the_pairs_parts_are_not_held_in_memory_before_the_caps():
+    """200,000 scored pairs with 10 parts (16 MB of parts): the pool holds their sources, targets and
+    scores, and at most ``SPILL_PAIRS`` pairs' parts."""
+    import tracemalloc
+
+    from postprocess.stages import candidates
+
+    rng = np.random.default_rng(1)
+    parts = {f"part{i}": rng.random(100) for i in range(10)}
+    tracemalloc.start()
+    try:
+        pool = candidates._PairColumns()
+        for source in range(2000):
+            pool.add(source, rng.integers(0, 2000, 100), rng.random(100), parts)
+        held, _ = tracemalloc.get_traced_memory()
+        taken = pool.capped([f"u{i:05d}" for i in range(2000)], 3, 3)
+    finally:
+        tracemalloc.stop()
+    assert pool.size == 200_000 and len(taken) > 0
+    assert held < 200_000 * 16 + candidates.SPILL_PAIRS * 80 + 2_000_000, held  # 20 MB before
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -93,6 +93,7 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
     runs (in one process then: three on two cores ran no faster): the queue, the near duplicates,
     the rejections and the model are those of one process."""
     from postprocess import background
+    from postprocess.stages import candidates
 
     crawl, emb = site
     one = suggest(crawl, dataclasses.replace(LOW, workers=1), bundled_model(), embeddings=emb)
@@ -106,6 +107,7 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
+    monkeypatch.setattr(candidates, "SPILL_PAIRS", 5)  # the pairs' parts on disk, in both processes
     two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
     # the TF-IDF index, the confidence model, and the anchors if the learner is done by then (no
     # third process works on two cores); the finder's passes over pages need two chunks of 64 pages

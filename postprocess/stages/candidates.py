@@ -12,6 +12,7 @@ filtered and scored as columns (NumPy arrays of page numbers and parts).
 from __future__ import annotations
 
 import copy
+import os
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -26,6 +27,7 @@ from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
 from postprocess.stages.links import in_sorted, linked_keys, linked_pairs
 from postprocess.stages.load import Crawl, Link, Page
+from postprocess.stages.spill import ArrayFile, OnDisk
 from postprocess.stages.suggestions import Pool, Suggestion
 
 
@@ -290,15 +292,27 @@ def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
     return np.array([not state for state in states], dtype=bool)
 
 
+#: Scored pairs whose score parts are kept in memory before they go to the pool's ``ArrayFile``.
+SPILL_PAIRS = 1 << 16
+
+
 class _PairColumns:
-    """Scored pairs of many sources as columns (index items), until the caps choose among them."""
+    """Scored pairs of many sources as columns (index items), until the caps choose among them.
+
+    Every pair the filters and ``min_score`` let through waits here (~100 a page), and its score
+    parts are most of its bytes (~80 of ~100): they go to a temporary file (``spill.ArrayFile``)
+    ``SPILL_PAIRS`` pairs at a time, and only the pairs the caps keep are read back (100k synthetic
+    pages: ~1 GB that the main process held while the pairs came back from the second process).
+    Sources, targets and scores, which the caps sort, stay in memory."""
 
     def __init__(self) -> None:
         self.sources: list[np.ndarray] = []
         self.targets: list[np.ndarray] = []
         self.scores: list[np.ndarray] = []
-        self.parts: dict[str, list[np.ndarray]] = {}
+        self.parts: dict[str, list[np.ndarray | OnDisk]] = {}
         self.size = 0
+        self._loose = 0  # pairs whose parts are still in memory (the last pieces of each column)
+        self._file: ArrayFile | None = None
 
     def add(self, source: int, targets: np.ndarray, scores: np.ndarray, parts: dict[str, np.ndarray]) -> None:
         self.sources.append(np.full(len(targets), source, dtype=np.int32))
@@ -306,23 +320,50 @@ class _PairColumns:
         self.scores.append(scores)
         for name, column in parts.items():
             self.parts.setdefault(name, []).append(column)
-        self.size += len(targets)
+        self._added(len(targets))
+
+    def _added(self, pairs: int) -> None:
+        self.size += pairs
+        self._loose += pairs
+        if self._loose >= SPILL_PAIRS:
+            self._spill()
+
+    def _spill(self) -> None:
+        """The parts still in memory written to the file, a piece per column; the sources', targets'
+        and scores' small pieces joined (a piece a source costs its array's ~100 bytes)."""
+        if self._file is None or self._file.owner != os.getpid():
+            self._file = ArrayFile()
+        for pieces in self.parts.values():
+            loose = _loose_tail(pieces)
+            if loose:
+                pieces[-loose:] = [self._file.write(np.concatenate(pieces[-loose:]))]
+        for pieces in (self.sources, self.targets, self.scores):
+            loose = _loose_tail(pieces, self._loose)
+            if loose > 1:
+                pieces[-loose:] = [np.concatenate(pieces[-loose:])]
+        self._loose = 0
 
     def join(self) -> None:
         """Each column's pieces joined into one (a chunk's result, small to pickle and to extend by)."""
         if len(self.sources) > 1:
             self.sources, self.targets = [np.concatenate(self.sources)], [np.concatenate(self.targets)]
             self.scores = [np.concatenate(self.scores)]
-            self.parts = {name: [np.concatenate(pieces)] for name, pieces in self.parts.items()}
+            self.parts = {name: [_joined(pieces)] for name, pieces in self.parts.items()}
+            self._loose, self._file = self.size, None
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled with its parts' values (its file is this process's), without the file."""
+        return {**self.__dict__, "_file": None}
 
     def extend(self, other: _PairColumns) -> None:
-        """Add ``other``'s pairs after these."""
+        """Add ``other``'s pairs after these (its parts in memory, as a chunk's come back, are
+        written to this pool's file when enough have come)."""
         self.sources += other.sources
         self.targets += other.targets
         self.scores += other.scores
         for name, pieces in other.parts.items():
             self.parts.setdefault(name, []).extend(pieces)
-        self.size += other.size
+        self._added(other.size)
 
     def capped(self, urls: Sequence[str], per_source: int, per_target: int) -> Pool:
         """The pairs taken best first (score, then source and target URL) under the caps."""
@@ -337,10 +378,42 @@ class _PairColumns:
         taken, places = capped_numbers(sources[order], targets[order], per_source, per_target, len(urls))
         rows = order[taken]
         del order
+        by_row = np.argsort(rows, kind="stable")  # the kept rows in pair order, to read each piece once
         parts = {}
         for name in list(self.parts):
-            parts[name] = np.concatenate(self.parts.pop(name))[rows]
+            parts[name] = _gathered(self.parts.pop(name), rows, by_row)
+        self._file = None
         return Pool(urls, sources[rows], targets[rows], scores[rows], places, parts)
+
+
+def _loose_tail(pieces: list, most: int | None = None) -> int:
+    """How many of the last ``pieces`` are arrays in memory (of ``most`` pairs at most)."""
+    count, pairs = 0, 0
+    for piece in reversed(pieces):
+        if not isinstance(piece, np.ndarray) or (most is not None and pairs + len(piece) > most):
+            break
+        count, pairs = count + 1, pairs + len(piece)
+    return count
+
+
+def _joined(pieces: list[np.ndarray | OnDisk]) -> np.ndarray:
+    """A column's pieces as one array."""
+    return np.concatenate([piece.read() if isinstance(piece, OnDisk) else piece for piece in pieces])
+
+
+def _gathered(pieces: list[np.ndarray | OnDisk], rows: np.ndarray, by_row: np.ndarray) -> np.ndarray:
+    """``np.concatenate(pieces)[rows]``, each piece read once and only where a row falls in it
+    (``by_row``: the order that sorts ``rows``)."""
+    ordered = rows[by_row]
+    out = np.empty(len(rows), dtype=pieces[0].dtype if pieces else np.float64)
+    start = 0
+    for piece in pieces:
+        lo, hi = np.searchsorted(ordered, (start, start + len(piece)))
+        if hi > lo:
+            values = piece.read() if isinstance(piece, OnDisk) else piece
+            out[by_row[lo:hi]] = values[ordered[lo:hi] - start]
+        start += len(piece)
+    return out
 
 
 @dataclass

@@ -1,6 +1,7 @@
-"""Data kept on disk instead of in memory: the loader's blocks and texts, before and after packing.
+"""Data kept on disk instead of in memory: the loader's blocks and texts, before and after packing,
+and the ranking's score parts before the caps.
 
-Both files are temporary files in ``TMPDIR``, removed from their folder as soon as they are made
+The files are temporary files in ``TMPDIR``, removed from their folder as soon as they are made
 (nothing is left behind, even after a kill); what they hold sits in the kernel's page cache, which
 the kernel frees under memory pressure, instead of in the process.
 
@@ -10,6 +11,8 @@ the kernel frees under memory pressure, instead of in the process.
   memory), each read back with ``pread``. ``pread`` reads at an offset without moving the file
   position, so a forked process reads the same file (its copy of the descriptor) safely alongside
   its parent.
+* ``ArrayFile``: arrays appended as they come (the score parts of every scored pair before the
+  caps: ~100 pairs a page, ~80 bytes each), each read back whole (``OnDisk.read``).
 """
 
 from __future__ import annotations
@@ -87,3 +90,54 @@ class BatchFile:
             source = pa.BufferReader(self._file.read())
         reader = pa.ipc.open_file(source)
         return [reader.get_batch(i) for i in range(reader.num_record_batches)]
+
+
+class OnDisk:
+    """An array written to an ``ArrayFile``: its length, and ``read`` for its values. Pickled, it
+    carries its values (another process cannot read this one's file)."""
+
+    __slots__ = ("_file", "dtype", "offset", "size")
+
+    def __init__(self, file: ArrayFile, offset: int, size: int, dtype: np.dtype) -> None:
+        self._file, self.offset, self.size, self.dtype = file, offset, size, dtype
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self) -> np.ndarray:
+        """The values, read from the file."""
+        return self._file.read(self)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return np.asarray, (self.read(),)
+
+
+class ArrayFile:
+    """Arrays appended to an unlinked temporary file (``TMPDIR``) as they come (``write``), each read
+    back with ``pread`` (``OnDisk.read``). The file goes when the last array on it does. Made in one
+    process: a forked child that writes gets a file of its own."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="linkspider-arrays-")
+        self.owner = os.getpid()
+        self._end = 0
+
+    def write(self, values: np.ndarray) -> OnDisk:
+        """``values`` on disk."""
+        if os.getpid() != self.owner:
+            raise RuntimeError("an ArrayFile is written by the process that made it")
+        data = np.ascontiguousarray(values)
+        view = memoryview(data).cast("B")
+        written = 0
+        while written < len(view):
+            written += os.pwrite(self._file.fileno(), view[written:], self._end + written)
+        placed = OnDisk(self, self._end, len(data), data.dtype)
+        self._end += len(view)
+        return placed
+
+    def read(self, placed: OnDisk) -> np.ndarray:
+        length = placed.size * placed.dtype.itemsize
+        data = os.pread(self._file.fileno(), length, placed.offset)
+        if len(data) != length:
+            raise OSError(f"the array file lost an array (read {len(data)} of {length} bytes)")
+        return np.frombuffer(data, dtype=placed.dtype).copy()
