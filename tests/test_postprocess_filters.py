@@ -216,8 +216,8 @@ def _scored_pairs(sources: int, seed: int) -> list[tuple[int, np.ndarray, np.nda
     found = []
     for source in range(sources):
         n = int(rng.integers(0, 40))
-        found.append((source, rng.integers(0, sources, n), np.round(rng.random(n), 3),  # ties: URLs decide
-                      {"similarity": rng.random(n), "lexical": rng.random(n), "date_factor": np.full(n, 0.5)}))
+        parts = {"similarity": rng.random(n), "lexical": rng.random(n), "date_factor": np.full(n, 0.5)}
+        found.append((source, rng.integers(0, sources, n), np.round(rng.random(n), 3), parts))  # ties: URLs
     return found
 
 

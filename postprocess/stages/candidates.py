@@ -299,11 +299,12 @@ SPILL_PAIRS = 1 << 16
 class _PairColumns:
     """Scored pairs of many sources as columns (index items), until the caps choose among them.
 
-    Every pair the filters and ``min_score`` let through waits here (~100 a page), and its score
-    parts are most of its bytes (~80 of ~100): they go to a temporary file (``spill.ArrayFile``)
-    ``SPILL_PAIRS`` pairs at a time, and only the pairs the caps keep are read back (100k synthetic
-    pages: ~1 GB that the main process held while the pairs came back from the second process).
-    Sources, targets and scores, which the caps sort, stay in memory."""
+    Every pair the filters and ``min_score`` let through waits here (~50 a page), and its score
+    parts are most of its bytes (six parts: 48 of 64): they go to a temporary file
+    (``spill.ArrayFile``) ``SPILL_PAIRS`` pairs at a time, and only the pairs the caps keep are read
+    back (100k synthetic pages: ~5M pairs, ~0.25 GB of parts that the main process held while the
+    pairs came back from the second process). Sources, targets and scores, which the caps sort,
+    stay in memory."""
 
     def __init__(self) -> None:
         self.sources: list[np.ndarray] = []

@@ -12,7 +12,7 @@ the kernel frees under memory pressure, instead of in the process.
   position, so a forked process reads the same file (its copy of the descriptor) safely alongside
   its parent.
 * ``ArrayFile``: arrays appended as they come (the score parts of every scored pair before the
-  caps: ~100 pairs a page, ~80 bytes each), each read back whole (``OnDisk.read``).
+  caps: ~50 pairs a page, 48 bytes each), each read back whole (``OnDisk.read``).
 """
 
 from __future__ import annotations
