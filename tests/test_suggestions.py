@@ -88,6 +88,32 @@ def test_anchors_are_chosen_a_source_at_a_time_and_only_anchored_pairs_stay_rows
     assert _live_suggestions() == before + len(found)  # the pairs without an anchor were let go
 
 
+def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_second_process(monkeypatch):
+    """Before the anchoring forks its second process, every target's names are made (and shared with
+    it): the second process makes none again, and the anchors are those of one process."""
+    from postprocess import background
+    from postprocess.stages import anchors
+
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    urls = [p.url for p in crawl.pages]
+    rows = [Suggestion(s, t, round(1.0 - k / 1000, 6), {"similarity": 0.5}, rank=1)
+            for k, (s, t) in enumerate((s, t) for s in urls for t in urls if s != t)]
+    alone = anchored_rows(Pool.from_rows(rows), AnchorFinder(crawl))
+    finder = AnchorFinder(crawl)
+    known: list[int] = []
+    real = anchors._shared
+
+    def shared(work, items, workers, chunk=None):  # noqa: ANN001, ANN202 - the names known when it forks
+        known.append(len(finder._names))
+        return real(work, items, workers, chunk=1)
+
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(anchors, "_shared", shared)
+    both = anchored_rows(Pool.from_rows(rows), finder, workers=2)
+    assert known == [len(urls)]  # every target's, before the fork
+    assert both == alone
+
+
 def test_a_rows_parts_read_and_change_as_a_dict_does() -> None:
     """``Parts``: the pool's rows hold their parts in an array with shared names; reading, adding,
     changing, deleting, comparing, copying and pickling give what a dict of the same items gives."""
