@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Generic, TypeVar
 
 from postprocess.memory import give_back
+from postprocess.stages.spill import read_at
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -245,8 +246,7 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
     done.update((number, (mine, *place)) for number, place in _records(mine).items())
     for number, part in enumerate(chunks):  # chunks the second process took but never finished
         if number not in done:
-            _save(mine, number, work(part))
-            done[number] = (mine, *_records(mine)[number])
+            done[number] = (mine, *_save(mine, number, work(part)))
     return ChunkResults([done[number] for number in range(len(chunks))])
 
 
@@ -254,13 +254,15 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
 _RECORD = struct.Struct("<qq")
 
 
-def _save(written: IO[bytes], number: int, result: object) -> None:
+def _save(written: IO[bytes], number: int, result: object) -> tuple[int, int]:
     """Chunk ``number``'s result appended to ``written``, whole before the next (a forked child leaves
-    without flushing)."""
+    without flushing): its (offset, length) in the file."""
     data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     written.write(_RECORD.pack(number, len(data)))
+    offset = written.tell()
     written.write(data)
     written.flush()
+    return offset, len(data)
 
 
 def _records(written: IO[bytes]) -> dict[int, tuple[int, int]]:
@@ -294,7 +296,4 @@ class ChunkResults(Sequence[R]):
         if isinstance(number, slice):
             return [self[i] for i in range(*number.indices(len(self)))]
         written, offset, length = self._places[number]
-        data = os.pread(written.fileno(), length, offset)
-        if len(data) != length:
-            raise OSError(f"chunk {number}'s saved result is cut short ({len(data)} of {length} bytes)")
-        return pickle.loads(data)
+        return pickle.loads(read_at(written.fileno(), length, offset, f"chunk {number}'s saved result"))

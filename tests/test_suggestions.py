@@ -101,14 +101,14 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
     alone = anchored_rows(Pool.from_rows(rows), AnchorFinder(crawl))
     finder = AnchorFinder(crawl)
     known: list[int] = []
-    real = anchors._shared
+    real = anchors.in_chunks
 
-    def shared(work, items, workers, chunk=None):  # noqa: ANN001, ANN202 - the names known when it forks
+    def in_chunks(work, items, fork=True, chunk=None):  # noqa: ANN001, ANN202 - the names known when it forks
         known.append(len(finder._names))
-        return real(work, items, workers, chunk=1)
+        return real(work, items, fork, chunk=1)
 
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
-    monkeypatch.setattr(anchors, "_shared", shared)
+    monkeypatch.setattr(anchors, "in_chunks", in_chunks)
     both = anchored_rows(Pool.from_rows(rows), finder, workers=2)
     assert known == [len(urls)]  # every target's, before the fork
     assert both == alone

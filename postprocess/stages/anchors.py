@@ -229,11 +229,14 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
 
 
 def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
-            chunk: int | None = None) -> Sequence[R]:
+            chunk: int | None = None, before_fork: Callable[[], None] | None = None) -> Sequence[R]:
     """``work`` over chunks of ``items`` shared with a second process (``background.in_chunks``) when
-    ``worth_a_fork``; else over all of them at once."""
+    ``worth_a_fork``, ``before_fork`` done first (what both processes would otherwise each make);
+    else over all of them at once."""
     if not background.worth_a_fork(len(items), workers):
         return [work(items)]
+    if before_fork is not None:
+        before_fork()
     return in_chunks(work, items, chunk=chunk)
 
 
@@ -1162,9 +1165,8 @@ def _anchored(pool: Pool, finder: AnchorFinder, workers: int) -> list[tuple[int,
             bar.update(len(part))
         return found
 
-    if background.worth_a_fork(len(groups), workers):
-        _names_before_the_fork(pool, finder)
-    found = [pair for part in _shared(choose, groups, workers) for pair in part]
+    parts = _shared(choose, groups, workers, before_fork=lambda: _names_before_the_fork(pool, finder))
+    found = [pair for part in parts for pair in part]
     found.sort(key=operator.itemgetter(0))
     if bar is not None:
         bar.close()

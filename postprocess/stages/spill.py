@@ -25,6 +25,15 @@ import numpy as np
 import pyarrow as pa
 
 
+def read_at(fd: int, length: int, offset: int, what: str) -> bytes:
+    """``length`` bytes of the open file ``fd`` from ``offset`` (``pread``: the file position stays);
+    an OSError naming ``what`` when the file holds fewer."""
+    data = os.pread(fd, length, offset)
+    if len(data) != length:
+        raise OSError(f"{what} is cut short (read {len(data)} of {length} bytes)")
+    return data
+
+
 class SpillFile(Sequence[pa.Buffer]):
     """Groups of bytes in an unlinked temporary file (``TMPDIR``): ``spill[g]`` reads group ``g``."""
 
@@ -46,10 +55,7 @@ class SpillFile(Sequence[pa.Buffer]):
             raise IndexError("spilled group out of range")
         group %= len(self)
         start, end = int(self.offsets[group]), int(self.offsets[group + 1])
-        data = os.pread(self._file.fileno(), end - start, start)
-        if len(data) != end - start:
-            raise OSError(f"the spill file lost group {group} (read {len(data)} of {end - start} bytes)")
-        return pa.py_buffer(data)
+        return pa.py_buffer(read_at(self._file.fileno(), end - start, start, f"spilled group {group}"))
 
     def __iter__(self) -> Iterator[pa.Buffer]:
         return (self[g] for g in range(len(self)))
@@ -137,7 +143,5 @@ class ArrayFile:
 
     def read(self, placed: OnDisk) -> np.ndarray:
         length = placed.size * placed.dtype.itemsize
-        data = os.pread(self._file.fileno(), length, placed.offset)
-        if len(data) != length:
-            raise OSError(f"the array file lost an array (read {len(data)} of {length} bytes)")
+        data = read_at(self._file.fileno(), length, placed.offset, "a spilled array")
         return np.frombuffer(data, dtype=placed.dtype).copy()
