@@ -97,6 +97,26 @@ def test_link_table_stands_in_for_a_list_of_links(tmp_path):
     assert list(links_table(as_list)) == as_list and links_table(table) is table
 
 
+def test_linked_keys_made_a_step_of_links_at_a_time_are_those_of_all_at_once(tmp_path, monkeypatch):
+    """``linked_keys`` makes the keys of a bounded step of links at a time (each link held ~40 bytes
+    while the site's were made at once): any step gives the same sorted distinct keys."""
+    from postprocess.stages import links
+
+    crawl = load_crawl(_multi_part(tmp_path))
+    every = [p.url for p in crawl.pages]
+    expected = sorted({every.index(k.source_url) * len(every) + every.index(k.target_url)
+                       for k in crawl.links if k.source_url in every and k.target_url in every
+                       and k.source_url != k.target_url})
+    content = sorted({every.index(k.source_url) * len(every) + every.index(k.target_url)
+                      for k in crawl.links if k.source_url in every and k.target_url in every
+                      and k.source_url != k.target_url and k.position == "content"})
+    for step in (1, 2, 3, 1 << 20):
+        monkeypatch.setattr(links, "KEY_STEP", step)
+        assert links.linked_keys(crawl.links, every).tolist() == expected
+        assert links.linked_keys(crawl.links, every, content_only=True).tolist() == content
+    assert expected and content != expected
+
+
 def test_blocks_stay_in_arrow_until_a_page_is_read(tmp_path):
     crawl = load_crawl(_multi_part(tmp_path))
     page = next(p for p in crawl.pages if p.url == ESPRESSO)

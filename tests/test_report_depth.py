@@ -44,6 +44,21 @@ def test_breadth_first_depth_from_the_start_page():
     assert edges.plus([(C, D)]).inbound() == {S: 1, A: 2, B: 1, C: 2, D: 1}
 
 
+def test_edges_hold_four_bytes_a_link_and_make_their_keys_when_asked():
+    """The report holds three edge sets of the site's links (now, all, after the queue): each link is
+    its target's number (int32), the sources are the CSR offsets; the keys are made from them."""
+    pages = [f"https://s.test/{i}" for i in range(300)]
+    pairs = [(pages[i], pages[(i * 7 + k) % 300]) for i in range(300) for k in (1, 2, 5, 11)]
+    edges = Edges.from_pairs(pairs, pages)
+    n = edges.links()
+    assert n == 1200
+    assert edges.targets.nbytes + edges.indptr.nbytes <= 4 * n + 8 * (len(pages) + 1)
+    expected = sorted({pages.index(s) * 300 + pages.index(t) for s, t in pairs})
+    assert edges.keys.tolist() == expected
+    assert Edges(pages, edges.keys) == edges
+    assert Edges([], edges.keys[:0]).keys.tolist() == [] and len(Edges([], edges.keys[:0])) == 0
+
+
 def test_the_graph_separates_content_links_from_all_links():
     graph = link_graph(crawl())
     assert graph.start == S == start_page(crawl())

@@ -294,10 +294,23 @@ def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool 
     table = links_table(links)
     where = where if where is not None else {url: i for i, url in enumerate(items)}
     item = np.array([where.get(url, -1) for url in table.urls], dtype=np.int64)
-    mask = table.content() if content_only else np.ones(len(table), dtype=bool)
-    source, target = item[table.source[mask]], item[table.target[mask]]
-    both = (source >= 0) & (target >= 0) & (source != target)
-    return distinct(source[both] * len(items) + target[both])
+    content = table.content() if content_only else None
+    found = []  # each step's distinct keys: the site's links at once held ~40 bytes a link in arrays
+    for start in range(0, len(table), KEY_STEP):
+        step = slice(start, start + KEY_STEP)
+        source, target = table.source[step], table.target[step]
+        if content is not None:
+            source, target = source[content[step]], target[content[step]]
+        source, target = item[source], item[target]
+        both = (source >= 0) & (target >= 0) & (source != target)
+        found.append(distinct(source[both] * len(items) + target[both]))
+    if len(found) == 1:
+        return found[0]
+    return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+
+#: Links made keys at a time by ``linked_keys`` (~40 bytes each while they are).
+KEY_STEP = 1 << 20
 
 
 def in_sorted(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:

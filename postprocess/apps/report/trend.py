@@ -133,10 +133,12 @@ def _common_links(before: Edges, after: Edges) -> int:
     """How many (source URL, target URL) pairs of ``after`` are in ``before`` too (pages numbered
     apart in each: ``after``'s numbers are mapped to ``before``'s)."""
     mapped = np.array([before.number.get(url, -1) for url in after.pages], dtype=np.int64)
-    if not len(mapped) or not len(after.keys):
+    if not len(mapped) or not after.links():
         return 0
     n = len(after.pages)
-    sources, targets = mapped[after.keys // n], mapped[after.keys % n]
+    ours = after.keys
+    sources, targets = mapped[ours // n], mapped[ours % n]
+    del ours
     known = (sources >= 0) & (targets >= 0)
     keys = sources[known] * len(before.pages) + targets[known]
     return int(np.count_nonzero(in_sorted(before.keys, keys)))
