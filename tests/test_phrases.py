@@ -4,8 +4,9 @@ import random
 from collections import Counter
 
 import numpy as np
+import pytest
 
-from postprocess.stages.phrases import PhraseMatcher, Vocabulary, counter_of, groups_per_item
+from postprocess.stages.phrases import PhraseMatcher, PhraseTable, Vocabulary, counter_of, groups_per_item
 
 
 def _matcher(phrases):
@@ -87,3 +88,29 @@ def test_groups_per_item_counts_each_group_once():
     assert groups_per_item(groups, items, 4).tolist() == [1, 0, 3, 0]
     assert groups_per_item(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 2).tolist() == [0, 0]
     assert counter_of(["a", "b", "c", "d"], groups_per_item(groups, items, 4)) == Counter({"a": 1, "c": 3})
+
+
+def test_a_phrase_table_reads_each_phrase_s_value_and_the_later_of_two():
+    phrases = [("moka", "pot"), ("chemex",), ("moka", "pot"), ("french", "press", "guide")]
+    table = PhraseTable.of(phrases, [1, 2, 3, 0])
+    assert table.get(("moka", "pot")) == 3 and table[("chemex",)] == 2
+    assert table.get(("french", "press", "guide")) == 0 and ("french", "press", "guide") in table
+    assert table.get(("moka",)) is None and table.get(("pot", "moka"), -1) == -1
+    assert ("moka",) not in table and "chemex" not in table and len(table) == 3
+    with pytest.raises(KeyError):
+        table[("kettle",)]
+    assert PhraseTable.of([], []).get(("moka",)) is None
+
+
+def test_a_phrase_table_of_many_phrases_finds_them_all_in_16_bytes_or_so_a_phrase():
+    """Many phrases over buckets of a few hashes: every one read back, none that is absent, the
+    table ~16-24 bytes a phrase (hash, value, and its share of the bucket starts)."""
+    rng = random.Random(7)
+    phrases = list({tuple(f"w{rng.randrange(5000)}" for _ in range(rng.randint(1, 4))) for _ in range(30000)})
+    table = PhraseTable.of(phrases, range(len(phrases)))
+    assert [table.get(p) for p in phrases] == list(range(len(phrases)))
+    absent = [(f"x{i}",) for i in range(2000)] + [(*p, "more") for p in phrases[:2000]]
+    assert all(table.get(p) is None for p in absent)
+    assert len(table) == len(phrases) and table.nbytes <= 32 * len(phrases)
+    assert table == PhraseTable.of(phrases, range(len(phrases)))
+    assert table != PhraseTable.of(phrases, range(1, len(phrases) + 1))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
 from postprocess.stages.anchors import (
     AnchorFinder,
+    NameOwners,
     _sub_phrases,
     add_anchors,
     clean_title,
@@ -18,6 +20,7 @@ from postprocess.stages.anchors import (
 )
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Block, Crawl, Link, Page, build_crawl
+from postprocess.stages.phrases import PhraseTable, phrase_hashes
 
 
 @pytest.mark.parametrize(
@@ -578,3 +581,31 @@ def _counting_chunks(real):  # noqa: ANN001, ANN202 - in_chunks, counted, with c
         return real(work, items, fork, chunk=3)
 
     return counted
+
+
+def test_name_owners_read_a_page_s_url_or_the_set_of_pages_sharing_a_name():
+    """The pages' own names in a table: a name one page gives (twice or once) reads as its URL, a
+    name two pages give as the set of both, a name no page gives as nothing."""
+    urls = ["https://x/moka", "https://x/chemex", "https://x/moka-care"]
+    names = [("moka", "pot"), ("moka", "pot"), ("chemex",), ("moka", "pot"), ("care",)]
+    owners = NameOwners(phrase_hashes(names), np.array([0, 0, 1, 2, 2], dtype=np.int32), urls)
+    assert owners.get(("chemex",)) == "https://x/chemex" and owners.get(("care",)) == "https://x/moka-care"
+    assert owners.get(("moka", "pot")) == frozenset({"https://x/moka", "https://x/moka-care"})
+    assert owners.get(("moka",)) is None and ("moka",) not in owners and ("chemex",) in owners
+    assert len(owners) == 3
+
+
+def test_the_finder_holds_the_pages_names_and_the_phrases_counts_as_tables_of_hashes():
+    """What the finder keeps a page (its names' owners, the pages each phrase stands on) is held as
+    hashes (~16-32 bytes a phrase), and reads as the dicts it replaced did."""
+    pages = [page(url(f"/moka-{i}"), f"Moka pot recipe {i}", f"Brew the Moka pot recipe {i} on a low flame.")
+             for i in range(30)] + [page(url("/chemex"), "Chemex", "The Chemex filters slowly.")]
+    finder = AnchorFinder(build_crawl(pages, [], []))
+    assert finder._page_named.get(("chemex",)) == url("/chemex")
+    assert finder._page_named.get(("moka", "pot", "recipe", "3")) == url("/moka-3")
+    assert finder._page_named.get(("moka", "pot")) is None  # a part 30 titles carry: no page's name
+    assert finder.occurrences.get(("moka", "pot", "recipe", "3")) == 1
+    assert finder.occurrences.get(("chemex",)) == 1
+    assert isinstance(finder.occurrences, PhraseTable)
+    assert finder._page_named.nbytes <= 32 * len(finder._page_named)
+    assert finder.occurrences.nbytes <= 32 * len(finder.occurrences)

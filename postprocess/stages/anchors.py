@@ -31,6 +31,7 @@ import functools
 import itertools
 import operator
 import re
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,7 +53,15 @@ from postprocess.stages.links import (
 from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, resolve
 from postprocess.stages.output import progress
 from postprocess.stages.overlay import Changed
-from postprocess.stages.phrases import PhraseMatcher, Vocabulary, counter_of, groups_per_item
+from postprocess.stages.phrases import (
+    PhraseMatcher,
+    PhraseTable,
+    Vocabulary,
+    counter_of,
+    groups_per_item,
+    phrase_hash,
+    phrase_hashes,
+)
 from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 from postprocess.stages.tokeniser import WORD, bare, folded, normalise, words
@@ -457,17 +466,17 @@ _WORD_OR_BREAK = re.compile(WORD.pattern + "|" + _BREAK)
 
 
 def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
-                  ) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
+                  ) -> tuple[Counter[str], PhraseTable]:
     """On how many content pages each word, and each of ``keys``, stands in the running text (linked
     or not). A page's prose blocks are one text with a break token between them (a phrase never
     spans two blocks); its words are normalised and made ids, and a batch of pages is counted and
-    matched in NumPy (``phrases``)."""
+    matched in NumPy (``phrases``). The phrases' counts are a ``PhraseTable`` (those found only)."""
     keys = list(keys)  # each a name's words, as ``words`` makes them: never empty, no spaces
     matcher = PhraseMatcher(keys, keys)
     vocabulary = Vocabulary(normalise)
     brk = vocabulary[_BREAK]
 
-    def count(pages: Sequence[Page]) -> tuple[Counter[str], Counter[tuple[str, ...]]]:
+    def count(pages: Sequence[Page]) -> tuple[Counter[str], np.ndarray]:
         word_pages = np.zeros(0, dtype=np.int64)  # by word id
         found = np.zeros(len(matcher), dtype=np.int64)  # by phrase number
         for start in range(0, len(pages), PROSE_BATCH_PAGES):
@@ -488,14 +497,16 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
             word_pages = more
             starts, numbers, _ = matcher.find(matcher.word_ids(ids, vocabulary), groups)
             found += groups_per_item(groups[starts], numbers, len(matcher))
-        return counter_of(vocabulary.words, word_pages), counter_of(matcher.phrases, found)
+        return counter_of(vocabulary.words, word_pages), found
 
     word_pages: Counter[str] = Counter()
-    found: Counter[tuple[str, ...]] = Counter()
+    found = np.zeros(len(keys), dtype=np.int64)
     for more_words, more_found in _in_page_chunks(count, crawl.pages, workers):
         word_pages.update(more_words)
-        found.update(more_found)
-    return word_pages, found
+        found += more_found
+    hashes = phrase_hashes(keys)
+    seen = np.flatnonzero(found)
+    return word_pages, PhraseTable(hashes[seen], found[seen])
 
 
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
@@ -515,6 +526,50 @@ def _nameable(key: tuple[str, ...]) -> bool:
     (cached: the same titles' parts are asked about for every set of candidates)."""
     content = [w for w in key if w not in STOPWORDS]
     return bool(content) and len(key) <= MAX_WORDS and not all(w in WEAK_WORDS for w in content)
+
+
+class NameOwners:
+    """Which page each of the pages' own names belongs to: its URL, or the set of URLs of the pages
+    that share it. Held as a ``PhraseTable`` (~16 bytes a name; a dict of the names held ~110, and
+    the pages give ~11 names each), the shared names' sets beside it."""
+
+    __slots__ = ("_shared", "_table", "_urls")
+
+    def __init__(self, hashes: np.ndarray, pages: np.ndarray, urls: Sequence[str]) -> None:
+        """Name ``hashes[k]`` (``phrase_hash``) names page ``pages[k]``, whose URL is ``urls[pages[k]]``."""
+        order = np.lexsort((pages, hashes))
+        hashes, pages = hashes[order], pages[order]
+        pair = np.ones(len(hashes), dtype=bool)  # each (name, page) once
+        pair[1:] = (hashes[1:] != hashes[:-1]) | (pages[1:] != pages[:-1])
+        hashes, pages = hashes[pair], pages[pair]
+        first = np.ones(len(hashes), dtype=bool)
+        np.not_equal(hashes[1:], hashes[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        ends = np.append(starts[1:], len(hashes))
+        codes = pages[starts].astype(np.int64)  # a page's number, or -1 - the number of a shared set
+        shared = np.flatnonzero(ends - starts > 1)
+        self._shared = [frozenset(urls[p] for p in pages[starts[k]:ends[k]].tolist())
+                        for k in shared.tolist()]
+        codes[shared] = -1 - np.arange(len(shared), dtype=np.int64)
+        self._table = PhraseTable(hashes[starts], codes)
+        self._urls = urls
+
+    def get(self, key: tuple[str, ...], default: None = None) -> str | frozenset[str] | None:
+        code = self._table.get(key)
+        if code is None:
+            return default
+        return self._urls[code] if code >= 0 else self._shared[-1 - code]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes its table holds (the shared names' sets aside)."""
+        return self._table.nbytes
 
 
 class AnchorFinder:
@@ -741,24 +796,29 @@ class AnchorFinder:
         for url, keys in self.link_names.items():
             for key, _ in map(_trimmed, ((key, "link") for key in keys)):
                 if key and _nameable(key):
-                    if key not in self._link_named and key in self._page_named:
-                        self._link_named[key] = self._page_named[key]
+                    if key not in self._link_named:
+                        owner = self._page_named.get(key)
+                        if owner is not None:
+                            self._link_named[key] = owner
                     _name_of(self._link_named, key, url)
 
-    def _pages_named(self) -> dict[tuple[str, ...], str | frozenset[str]]:
+    def _pages_named(self) -> NameOwners:
         """``named`` from what the pages alone say: titles, h1s, slugs, their specific parts, terms."""
-        named: dict[tuple[str, ...], str | frozenset[str]] = {}
-        for url, page in self.pages.items():
+        hashes, numbers = array("Q"), array("i")
+        for number, (url, page) in enumerate(self.pages.items()):
             terms = [(key, "term") for key in self.terms.get(url, ())]
             for key, evidence in self._page_names(page) + [t for t in map(_trimmed, terms) if t[0]]:
                 if evidence == "term" and not _nameable(key):
                     continue
-                _name_of(named, key, url)
+                hashes.append(phrase_hash(key))
+                numbers.append(number)
                 if evidence in ("title", "slug"):
                     for part in _sub_phrases(key):
                         if part not in self.shared_parts and _nameable(part):
-                            _name_of(named, part, url)
-        return named
+                            hashes.append(phrase_hash(part))
+                            numbers.append(number)
+        return NameOwners(np.frombuffer(hashes, dtype=np.uint64), np.frombuffer(numbers, dtype=np.int32),
+                          list(self.pages))
 
     def another_name_around(self, src: SourceText, i: int, j: int, target_url: str) -> bool:
         """Whether words i..j stand inside or across a name of another page in their sentence: the

@@ -4,6 +4,7 @@ the phrases of a whole batch of pages matched at once in NumPy (no Python step a
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
@@ -136,3 +137,89 @@ def counter_of(names: Sequence[object], counts: np.ndarray) -> Counter:
     """A ``Counter`` of the names whose count is not zero."""
     nonzero = np.flatnonzero(counts)
     return Counter(dict(zip([names[i] for i in nonzero.tolist()], counts[nonzero].tolist(), strict=True)))
+
+
+#: A hash's bits as an unsigned number (Python's ``hash`` of a tuple is a signed 64-bit integer).
+_HASH_BITS = (1 << 64) - 1
+
+
+def phrase_hash(phrase: tuple[str, ...]) -> int:
+    """The phrase's hash as ``PhraseTable`` keeps it (unsigned)."""
+    return hash(phrase) & _HASH_BITS
+
+
+def phrase_hashes(phrases: Iterable[tuple[str, ...]]) -> np.ndarray:
+    """``phrase_hash`` of each phrase, as unsigned 64-bit integers."""
+    return np.fromiter((hash(p) & _HASH_BITS for p in phrases), dtype=np.uint64)
+
+
+class PhraseTable:
+    """A read-only map of phrases (tuples of words) to integers, held as the phrases' 64-bit hashes,
+    sorted, beside the values: ~16 bytes a phrase, where a dict of tuples holds ~110 (a million
+    pages name ~10M phrases). A lookup finds the hash's bucket (its top bits) and reads the few
+    hashes there.
+
+    The phrases themselves are not kept: two phrases with one hash would read as one (at 10M
+    phrases, about one chance in 10^5 that any two do, and one in 10^12 that a phrase not in the
+    table reads another's value). Python salts string hashes per process: a table is read in the
+    process that made it and in those it forks, never saved."""
+
+    __slots__ = ("_hashes", "_shift", "_starts", "_values")
+
+    def __init__(self, hashes: np.ndarray, values: np.ndarray) -> None:
+        """``values[k]`` for the phrase whose hash (``phrase_hashes``) is ``hashes[k]``; of two equal
+        hashes, the later value."""
+        hashes = np.asarray(hashes, dtype=np.uint64)
+        numbers = np.asarray(values, dtype=np.int64)
+        if len(hashes) != len(numbers):
+            raise ValueError("a phrase table needs one value a phrase")
+        order = np.argsort(hashes, kind="stable")
+        hashes, numbers = hashes[order], numbers[order]
+        last = np.ones(len(hashes), dtype=bool)  # the later of two equal hashes
+        np.not_equal(hashes[1:], hashes[:-1], out=last[:-1])
+        hashes, numbers = hashes[last], numbers[last]
+        bits = max(1, int(len(hashes)).bit_length())
+        self._shift = 64 - bits
+        buckets = (hashes >> np.uint64(self._shift)).astype(np.int64)
+        starts = np.searchsorted(buckets, np.arange((1 << bits) + 1, dtype=np.int64))
+        self._hashes = array("Q", hashes.tobytes())
+        self._values = array("q", numbers.tobytes())
+        self._starts = array("q", starts.astype(np.int64).tobytes())
+
+    @classmethod
+    def of(cls, phrases: Iterable[tuple[str, ...]], values: Iterable[int]) -> PhraseTable:
+        """``values[k]`` for ``phrases[k]``; of a phrase given twice, the later value."""
+        return cls(phrase_hashes(phrases), np.fromiter(values, dtype=np.int64))
+
+    def get(self, phrase: tuple[str, ...], default: int | None = None) -> int | None:
+        """The phrase's value, or ``default``."""
+        h = hash(phrase) & _HASH_BITS
+        bucket = h >> self._shift
+        hashes = self._hashes
+        for i in range(self._starts[bucket], self._starts[bucket + 1]):
+            if hashes[i] == h:
+                return self._values[i]
+        return default
+
+    def __getitem__(self, phrase: tuple[str, ...]) -> int:
+        value = self.get(phrase)
+        if value is None:
+            raise KeyError(phrase)
+        return value
+
+    def __contains__(self, phrase: object) -> bool:
+        return isinstance(phrase, tuple) and self.get(phrase) is not None
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes its arrays hold."""
+        return sum(a.itemsize * len(a) for a in (self._hashes, self._values, self._starts))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, PhraseTable) and self._hashes == other._hashes
+                and self._values == other._values)
+
+    __hash__ = None  # type: ignore[assignment]
