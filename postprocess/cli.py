@@ -291,19 +291,36 @@ def stage_anchors(s: Session) -> None:
     passages = s.passages or passage_vectors(s)
     finder = s.finder or s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
                                                                  workers(s.options)))
+    learned: list[tuple[object, object, float]] = []  # the learning job's result, collected by let_go
+    waited: list[float] = []
+
+    def let_go() -> None:
+        """What only ranking and anchoring need goes before the anchored rows are read back, so that
+        they take the memory it held (two processes chose the anchors: the rows wait in files): the
+        anchor finder with the names it looked up (~4 KB a page), the evidence, the candidate pool,
+        and the learning job that held the finder, its result collected first. A learning made here
+        (``learn_confidence`` below) needs the finder still: nothing goes then."""
+        nonlocal finder
+        if s.learning is None:
+            return
+        started = time.perf_counter()
+        learned.append(s.timed("confidence", s.learning.result))
+        waited.append(time.perf_counter() - started)
+        s.finder = s.evidence = s.learning = finder = None
+        s.rows = None
+
     rows = s.timed("anchors",
                    lambda: anchor_pool(crawl, s.rows, s.embeddings, passages, s.options, s.rejected, finder,
-                                       workers(s.options)))
-    if s.learning is not None:
-        model, made, learned = s.timed("confidence", s.learning.result)
+                                       workers(s.options), before_rows=let_go))
+    s.timings["anchors"] -= sum(waited)  # the wait for the learning counts as the confidence's
+    if learned:
+        model, made, seconds = learned[0]
         passages.adopt(made)  # paragraph vectors the second process made, for the cache
-        s.timings["confidence_learning"] = learned
+        s.timings["confidence_learning"] = seconds
     else:
         model = s.timed("confidence",
                         lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
                                                  s.evidence))
-    # What only ranking and anchoring need goes before the queue and the report: the anchor finder
-    # with the names it looked up (~4 KB a page), the evidence, and the learning job that held both.
     s.finder = s.evidence = s.learning = finder = None
     s.rows = queue(rows, model, s.options, s.rejected)
     s.confidence = model

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from postprocess.background import Background, available_workers
 from postprocess.options import Options
-from postprocess.stages.anchors import AnchorFinder, anchored_rows
+from postprocess.stages.anchors import AnchorFinder, choose_anchors
 from postprocess.stages.candidates import PairFilter, Suggestion, apply_caps, find_candidates
 from postprocess.stages.confidence import ConfidenceModel, learn, queue_reason
 from postprocess.stages.embed import Embedder, Embeddings, embed_pages, load_model, page_encoder
@@ -72,13 +72,23 @@ def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, optio
 
 def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Embeddings,
                 passages: PassageVectors, options: Options, rejected: Counter[str] | None = None,
-                finder: AnchorFinder | None = None, workers: int = 1) -> list[Suggestion]:
+                finder: AnchorFinder | None = None, workers: int = 1,
+                before_rows: Callable[[], None] | None = None) -> list[Suggestion]:
     """Rows with a phrase of the source's running text that names the target, about the target
-    (``workers``: processes that choose anchors, see ``anchored_rows``)."""
+    (``workers``: processes that choose anchors, see ``anchored_rows``). ``before_rows`` is called
+    once the anchors are chosen, before their rows are read back (``ChosenAnchors``): a caller that
+    lets its finder and pool go there has the rows take the memory they held (this function holds
+    neither by then)."""
     rejected = rejected if rejected is not None else Counter()
     pool = rows if isinstance(rows, Pool) else Pool.from_rows(rows)
-    anchored = anchored_rows(pool, finder or AnchorFinder(crawl, options.title_anchors), workers)
-    rejected["no_anchor"] += len(pool) - len(anchored)
+    rows = ()
+    chosen = choose_anchors(pool, finder or AnchorFinder(crawl, options.title_anchors), workers)
+    pairs = len(pool)
+    finder = pool = None
+    if before_rows is not None:
+        before_rows()
+    anchored = chosen.rows()
+    rejected["no_anchor"] += pairs - len(anchored)
     add_passage_scores(crawl, anchored, embeddings, passages)
     kept = [s for s in anchored
             if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]

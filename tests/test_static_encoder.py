@@ -172,6 +172,43 @@ def test_the_anchoring_process_lets_the_evidence_go_once_the_learning_child_has_
     assert session.confidence is not None and (out / "confidence.json").is_file()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_the_anchored_rows_are_read_back_once_the_finder_and_the_pool_are_let_go(static_cache, tmp_path,
+                                                                                 monkeypatch):
+    """With the confidence learned by a job (two processes), the anchoring's rows are read back from
+    where it left them only after the finder (the names it looked up, ~4 KB a page), the candidate
+    pool and the learning job are let go: the rows take the memory those held."""
+    import gc
+
+    from postprocess import cli
+    from postprocess.options import options_from
+    from postprocess.stages import anchors
+    from postprocess.stages.anchors import AnchorFinder
+    from postprocess.stages.suggestions import Pool
+
+    alive: list[list[str]] = []
+    read = anchors.ChosenAnchors.pairs
+
+    def pairs(chosen):  # noqa: ANN001, ANN202 - ChosenAnchors.pairs, what is alive noted first
+        gc.collect()
+        alive.append([type(o).__name__ for o in gc.get_objects() if isinstance(o, AnchorFinder | Pool)])
+        return read(chosen)
+
+    monkeypatch.setattr(anchors.ChosenAnchors, "pairs", pairs)
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
+                                               "--encoder", "static", "--workers", "2", *LOW])
+    session = cli.Session(args=args, options=options_from(args), out=out)
+    stages = {stage.__name__: stage for stage in cli.RUNNERS["run"]}
+    for name in ("stage_embed", "stage_index", "stage_rank"):
+        stages[name](session)
+    assert session.learning is not None and session.finder is not None
+    stages["stage_anchors"](session)
+    assert alive == [[]]
+    assert session.confidence is not None and session.rows and (out / "anchored.parquet").is_file()
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_the_queue_and_the_report_are_made_without_the_anchor_finder(static_cache, tmp_path, workers):
     """Once anchored and learned, the finder (the names it looked up, ~4 KB a page), the evidence

@@ -12,7 +12,7 @@ from crawlkit import SITE, SITE_LINKS
 from postprocess.apps.report import read_pool, read_suggestions, suggestions_table, write_parquet
 from postprocess.apps.report.queue import pool_table
 from postprocess.errors import InputError
-from postprocess.stages.anchors import AnchorFinder, add_anchors, anchored_rows
+from postprocess.stages.anchors import AnchorFinder, add_anchors, anchored_rows, choose_anchors
 from postprocess.stages.load import build_crawl
 from postprocess.stages.suggestions import Pool, Suggestion
 
@@ -112,6 +112,10 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
     both = anchored_rows(Pool.from_rows(rows), finder, workers=2)
     assert known == [len(urls)]  # every target's, before the fork
     assert both == alone
+    chosen = choose_anchors(Pool.from_rows(rows), finder, workers=2)  # rows in files until read, once
+    assert chosen.rows() == alone
+    with pytest.raises(RuntimeError, match="read already"):
+        chosen.rows()
 
 
 def test_a_rows_parts_read_and_change_as_a_dict_does() -> None:

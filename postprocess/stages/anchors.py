@@ -1181,7 +1181,7 @@ def add_anchors(crawl: Crawl, suggestions: Sequence[Suggestion], finder: AnchorF
     """Choose the anchor of every suggestion (one without keeps anchor ""): ``anchored_rows`` on the
     rows' pool, its choices set on the caller's rows."""
     finder = finder or AnchorFinder(crawl, allow_title)
-    for position, row in _anchored(Pool.from_rows(suggestions), finder, workers):
+    for position, row in choose_anchors(Pool.from_rows(suggestions), finder, workers).pairs():
         s = suggestions[position]
         s.anchor, s.anchor_type, s.context = row.anchor, row.anchor_type, row.context
         s.evidence, s.paragraph = row.evidence, row.paragraph
@@ -1194,7 +1194,31 @@ def anchored_rows(pool: Pool, finder: AnchorFinder, workers: int = 1) -> list[Su
     ``background.worth_a_fork`` (enough sources, ``workers`` above 1) the sources are shared in chunks
     with a forked second process (a source's anchors depend on it alone), and only the anchored rows
     come back."""
-    return [row for _, row in _anchored(pool, finder, workers)]
+    return choose_anchors(pool, finder, workers).rows()
+
+
+class ChosenAnchors:
+    """The anchored rows as the anchoring left them: each chunk's (position in the pool, row) pairs,
+    in the files ``background.in_chunks`` saved them to when two processes chose them. A caller
+    that lets the finder and the pool go before ``rows`` reads them back has the rows take the
+    memory those held."""
+
+    def __init__(self, parts: Sequence[list[tuple[int, Suggestion]]]) -> None:
+        self._parts: Sequence[list[tuple[int, Suggestion]]] | None = parts
+
+    def pairs(self) -> list[tuple[int, Suggestion]]:
+        """(position in the pool, row) of each anchored pair, in pool order (read once: their files
+        go then)."""
+        if self._parts is None:
+            raise RuntimeError("the anchored rows were read already")
+        found = [pair for part in self._parts for pair in part]
+        self._parts = None
+        found.sort(key=operator.itemgetter(0))
+        return found
+
+    def rows(self) -> list[Suggestion]:
+        """The rows, in pool order (read once)."""
+        return [row for _, row in self.pairs()]
 
 
 def _names_before_the_fork(pool: Pool, finder: AnchorFinder) -> None:
@@ -1207,8 +1231,8 @@ def _names_before_the_fork(pool: Pool, finder: AnchorFinder) -> None:
             finder.names(target)
 
 
-def _anchored(pool: Pool, finder: AnchorFinder, workers: int) -> list[tuple[int, Suggestion]]:
-    """(position in the pool, row) of each pair that gets an anchor, in pool order; the sources are
+def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> ChosenAnchors:
+    """Anchors for the pool's pairs (``anchored_rows``), their rows not read back yet; the sources are
     taken in page order, the order the loader keeps their blocks in."""
     order, bounds = pool.by_source()
     groups = range(len(bounds) - 1)
@@ -1226,8 +1250,6 @@ def _anchored(pool: Pool, finder: AnchorFinder, workers: int) -> list[tuple[int,
         return found
 
     parts = _shared(choose, groups, workers, before_fork=lambda: _names_before_the_fork(pool, finder))
-    found = [pair for part in parts for pair in part]
-    found.sort(key=operator.itemgetter(0))
     if bar is not None:
         bar.close()
-    return found
+    return ChosenAnchors(parts)
