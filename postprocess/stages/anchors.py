@@ -803,7 +803,8 @@ class AnchorFinder:
                     _name_of(self._link_named, key, url)
 
     def _pages_named(self) -> NameOwners:
-        """``named`` from what the pages alone say: titles, h1s, slugs, their specific parts, terms."""
+        """Which page each name the pages alone give belongs to (titles, h1s, slugs, their specific
+        parts, terms), as a table of the names' hashes."""
         hashes, numbers = array("Q"), array("i")
         for number, (url, page) in enumerate(self.pages.items()):
             terms = [(key, "term") for key in self.terms.get(url, ())]
