@@ -147,6 +147,19 @@ def test_help_names_the_encoder_option():
     assert "--encoder" in result.stdout and "static" in result.stdout
 
 
+def _run_session(static_cache, tmp_path, workers):  # noqa: ANN001, ANN202
+    """A ``run`` session (static encoder, ``workers`` processes) on the written site, its cache warm,
+    and its output folder: for tests that run the stages one by one."""
+    from postprocess import cli
+    from postprocess.options import options_from
+
+    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
+    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
+    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
+                                               "--encoder", "static", "--workers", workers, *LOW])
+    return cli.Session(args=args, options=options_from(args), out=out), out
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_the_anchoring_process_lets_the_evidence_go_once_the_learning_child_has_it(static_cache, tmp_path):
     """With the confidence model learned in a forked child, the process that goes on to anchor frees
@@ -154,14 +167,9 @@ def test_the_anchoring_process_lets_the_evidence_go_once_the_learning_child_has_
     import gc
 
     from postprocess import cli
-    from postprocess.options import options_from
     from postprocess.stages.scoring import Evidence
 
-    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
-    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
-    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
-                                               "--encoder", "static", "--workers", "2", *LOW])
-    session = cli.Session(args=args, options=options_from(args), out=out)
+    session, out = _run_session(static_cache, tmp_path, "2")
     stages = {stage.__name__: stage for stage in cli.RUNNERS["run"]}
     for name in ("stage_embed", "stage_index", "stage_rank"):
         stages[name](session)
@@ -181,7 +189,6 @@ def test_the_anchored_rows_are_read_back_once_the_finder_and_the_pool_are_let_go
     import gc
 
     from postprocess import cli
-    from postprocess.options import options_from
     from postprocess.stages import anchors
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.suggestions import Pool
@@ -195,11 +202,7 @@ def test_the_anchored_rows_are_read_back_once_the_finder_and_the_pool_are_let_go
         return read(chosen)
 
     monkeypatch.setattr(anchors.ChosenAnchors, "pairs", pairs)
-    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
-    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
-    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
-                                               "--encoder", "static", "--workers", "2", *LOW])
-    session = cli.Session(args=args, options=options_from(args), out=out)
+    session, out = _run_session(static_cache, tmp_path, "2")
     stages = {stage.__name__: stage for stage in cli.RUNNERS["run"]}
     for name in ("stage_embed", "stage_index", "stage_rank"):
         stages[name](session)
@@ -216,15 +219,10 @@ def test_the_queue_and_the_report_are_made_without_the_anchor_finder(static_cach
     import gc
 
     from postprocess import cli
-    from postprocess.options import options_from
     from postprocess.stages.anchors import AnchorFinder
     from postprocess.stages.scoring import Evidence
 
-    crawl, out = write_site(tmp_path / "crawl"), tmp_path / "out"
-    shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(out / "cache", BUNDLED_ID))
-    args = cli.build_parser("run").parse_args(["run", "--crawl", str(crawl), "--out", str(out),
-                                               "--encoder", "static", "--workers", workers, *LOW])
-    session = cli.Session(args=args, options=options_from(args), out=out)
+    session, out = _run_session(static_cache, tmp_path, workers)
     for stage in cli.RUNNERS["run"][:-1]:
         stage(session)
     gc.collect()
