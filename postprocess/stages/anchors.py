@@ -504,9 +504,8 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
     for more_words, more_found in _in_page_chunks(count, crawl.pages, workers):
         word_pages.update(more_words)
         found += more_found
-    hashes = phrase_hashes(keys)
     seen = np.flatnonzero(found)
-    return word_pages, PhraseTable(hashes[seen], found[seen])
+    return word_pages, PhraseTable(phrase_hashes([keys[i] for i in seen.tolist()]), found[seen])
 
 
 def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
