@@ -84,8 +84,8 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     stop = np.zeros(0, dtype=bool)  # by term id
     # each document's distinct terms (first-seen ids, ascending) and their counts, and how many
     # each document has: 8 bytes a (document, term) pair, which the site holds ~160 of a page
-    term_ids: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
+    term_ids: list[np.ndarray | None] = []
+    counts: list[np.ndarray | None] = []
     per_document: list[np.ndarray] = []
     documents_seen = 0
     iterator = iter(documents)
@@ -105,30 +105,50 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
         counts.append(np.diff(np.append(firsts, len(pairs))).astype(np.float32))
         per_document.append(np.bincount(distinct >> 32, minlength=len(batch)).astype(np.int32))
         documents_seen += len(batch)
-    term = np.concatenate(term_ids) if term_ids else np.zeros(0, dtype=np.int32)
-    del term_ids
-    count = np.concatenate(counts) if counts else np.zeros(0, dtype=np.float32)
-    del counts
     # the columns: the terms in alphabetical order, less those on too few or too many documents
     alphabetical = np.array(sorted(range(len(vocabulary.words)), key=vocabulary.words.__getitem__),
                             dtype=np.int64)
-    document_frequency = np.bincount(term, minlength=len(vocabulary.words))
+    document_frequency = np.zeros(len(vocabulary.words), dtype=np.int64)
+    for batch_terms in term_ids:
+        document_frequency += np.bincount(batch_terms, minlength=len(vocabulary.words))
     most = max_df * documents_seen if isinstance(max_df, float) else max_df
     wanted = (document_frequency[alphabetical] >= min_df) & (document_frequency[alphabetical] <= most)
-    if not len(term) or not wanted.any() or most < min_df:
+    if not document_frequency.any() or not wanted.any() or most < min_df:
         return None
     column = np.full(len(vocabulary.words), -1, dtype=np.int32)
     column[alphabetical[wanted]] = np.arange(int(wanted.sum()), dtype=np.int32)
-    indices = column[term]
-    del term
-    keep = indices >= 0
-    # a row's terms stay in the order the site first used them, as the vectorizer leaves them (it
-    # sorts by its first-seen ids, then renumbers the columns alphabetically): each batch's pairs
-    # were sorted by document, then first-seen id, and the batches follow one another
-    kept_before = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
-    ends = np.concatenate([[0], np.cumsum(np.concatenate(per_document), dtype=np.int64)])
-    indptr = kept_before[ends].astype(np.int32)
-    return sparse.csr_matrix((count[keep], indices[keep], indptr), shape=(documents_seen, int(wanted.sum())))
+    # the matrix's arrays made at their final size (a kept pair per document of a wanted term), each
+    # batch's pairs moved in and let go: no copy of every pair's term, count and running total at once
+    # (a row's terms stay in the order the site first used them, as the vectorizer leaves them: it
+    # sorts by its first-seen ids, then renumbers the columns alphabetically; each batch's pairs
+    # were sorted by document, then first-seen id, and the batches follow one another)
+    kept = int(document_frequency[alphabetical[wanted]].sum())
+    data = np.empty(kept, dtype=np.float32)
+    indices = np.empty(kept, dtype=np.int32)
+    kept_per_document = np.zeros(documents_seen, dtype=np.int64)
+    filled = documents_done = 0
+    for b in range(len(term_ids)):
+        columns, batch_counts, lengths = column[term_ids[b]], counts[b], per_document[b]
+        term_ids[b] = counts[b] = None
+        keep = columns >= 0
+        more = int(np.count_nonzero(keep))
+        data[filled:filled + more] = batch_counts[keep]
+        indices[filled:filled + more] = columns[keep]
+        document = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        kept_per_document[documents_done:documents_done + len(lengths)] = np.bincount(
+            document[keep], minlength=len(lengths))
+        filled += more
+        documents_done += len(lengths)
+    indptr = np.concatenate([[0], np.cumsum(kept_per_document)]).astype(np.int32)
+    return sparse.csr_matrix((data, indices, indptr), shape=(documents_seen, int(wanted.sum())))
+
+
+def tfidf_in_place(counts: sparse.csr_matrix) -> sparse.csr_matrix:
+    """``counts`` made TF-IDF vectors (sublinear term frequency, smoothed idf, rows L2-normalised) as
+    ``TfidfTransformer(sublinear_tf=True).fit_transform`` makes them, in the counts' own arrays: no
+    copy of the site's (document, term) pairs."""
+    weighting = TfidfTransformer(sublinear_tf=True).fit(counts)
+    return sparse.csr_matrix(weighting.transform(counts, copy=False))
 
 
 class LexicalIndex:
@@ -139,7 +159,7 @@ class LexicalIndex:
         if counts is None:  # no term at all
             self.matrix = sparse.csr_matrix((len(documents), 1), dtype=np.float32)
         else:  # its vocabulary is not kept
-            self.matrix = sparse.csr_matrix(TfidfTransformer(sublinear_tf=True).fit_transform(counts))
+            self.matrix = tfidf_in_place(counts)
         self._dense: np.ndarray | None = None  # one source row spread out, for ``similarities``
 
     def __len__(self) -> int:
