@@ -145,12 +145,15 @@ class Background(Generic[T]):
                 _die_with_parent()
                 named(self._name)
                 _single_threaded()
-                payload = pickle.dumps(("ok", function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+                # pickled straight into the file: an array's bytes are written from the array, not
+                # first copied into one pickled string beside it (a large value would be held twice)
+                pickle.dump(("ok", function(*args)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
-                payload = pickle.dumps(("error", f"{type(error).__name__}: {error}"))
+                self._file.seek(0)
+                self._file.truncate()  # what a pickling that failed half-way wrote
+                pickle.dump(("error", f"{type(error).__name__}: {error}"), self._file)
                 code = 1
             try:
-                self._file.write(payload)
                 self._file.flush()
             finally:
                 os._exit(code)
@@ -188,12 +191,15 @@ class Background(Generic[T]):
         self._pid = None
         assert self._file is not None
         with self._file as written:
+            written.seek(0, os.SEEK_END)
+            empty = written.tell() == 0
             written.seek(0)
-            payload = written.read()
+            # read from the file as it is unpickled: an array's bytes go straight into the array
+            answer = None if empty or os.WIFSIGNALED(status) else pickle.load(written)
         self._file = None
-        if not payload or os.WIFSIGNALED(status):  # the child died (out of memory, a signal): do it here
+        if answer is None:  # the child died (out of memory, a signal): do it here
             return self._function(*self._args)
-        status, value = pickle.loads(payload)
+        status, value = answer
         if status != "ok":
             raise RuntimeError(f"background work failed: {value}")
         return value
