@@ -173,6 +173,11 @@ def test_approximate_neighbours_find_what_the_exact_search_finds() -> None:
     assert found / exact_rows.size >= 0.9
     same = rows == exact_rows
     assert np.allclose(sims[same], exact_sims[same], atol=1e-5)
+    # a large site's reduction is fitted on a sample of its rows (a third here), then applied to all
+    sampled, _ = index.approximate_neighbours(5, fit_rows=200)
+    found = sum(len(set(a) & set(b)) for a, b in zip(sampled.tolist(), exact_rows.tolist(), strict=True))
+    assert found / exact_rows.size >= 0.9
+    assert index.approximate_neighbours(5, fit_rows=600)[0].tolist() == rows.tolist()  # all: as before
 
 
 def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:

@@ -69,6 +69,14 @@ def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> st
 EXACT_NEIGHBOURS_LIMIT = 20_000
 
 
+#: Above this many pages the lexical neighbours' reduction (truncated SVD) is fitted on a seeded
+#: sample of this many pages' TF-IDF rows and then applied to every row a block at a time: its
+#: memory and time stop growing with the site (fitted on every row of a million pages it would
+#: hold ~2 GB of dense factors).
+SVD_FIT_ROWS = 100_000
+REDUCE_BLOCK_ROWS = 16_384
+
+
 #: Documents tokenised together by ``term_counts``.
 TERM_COUNT_DOCUMENTS = 256
 _STOP_WORDS = frozenset(ENGLISH_STOP_WORDS)
@@ -212,11 +220,12 @@ class LexicalIndex:
                 sims[i, : len(order)] = vals[order]
         return rows, sims
 
-    def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20,
-                               widen: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20, widen: int = 4,
+                               fit_rows: int = SVD_FIT_ROWS) -> tuple[np.ndarray, np.ndarray]:
         """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
-        (truncated SVD) go into an Annoy index; each page's ``widen`` × ``k`` nearest there are
-        re-scored with the exact TF-IDF cosine (``similarities``) and the best ``k`` kept."""
+        (truncated SVD, fitted on ``fit_rows`` rows at most: a seeded sample on a larger site) go
+        into an Annoy index; each page's ``widen`` × ``k`` nearest there are re-scored with the
+        exact TF-IDF cosine (``similarities``) and the best ``k`` kept."""
         from annoy import AnnoyIndex
         from sklearn.decomposition import TruncatedSVD
 
@@ -224,11 +233,21 @@ class LexicalIndex:
         rows = np.full((n, k), -1, dtype=np.int32)
         sims = np.zeros((n, k), dtype=np.float32)
         dims = max(2, min(dims, self.matrix.shape[1] - 1, n - 1))
-        reduced = TruncatedSVD(dims, random_state=0).fit_transform(self.matrix).astype(np.float32)
+        svd = TruncatedSVD(dims, random_state=0)
         index = AnnoyIndex(dims, "angular")
         index.set_seed(0)
-        for i, vec in enumerate(reduced):
-            index.add_item(i, vec)
+        if n <= fit_rows:
+            blocks: Iterable[np.ndarray] = [svd.fit_transform(self.matrix).astype(np.float32)]
+        else:  # fitted on a seeded sample of the rows, every row reduced a block at a time
+            svd.fit(self.matrix[np.sort(np.random.default_rng(0).choice(n, fit_rows, replace=False))])
+            blocks = (svd.transform(self.matrix[start:start + REDUCE_BLOCK_ROWS]).astype(np.float32)
+                      for start in range(0, n, REDUCE_BLOCK_ROWS))
+        i = 0
+        for block in blocks:
+            for vec in block:
+                index.add_item(i, vec)
+                i += 1
+        del blocks
         index.build(trees, n_jobs=1)
         for i in range(n):
             found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
