@@ -560,6 +560,21 @@ def test_the_finders_counts_are_the_same_in_batches_of_a_few_pages(monkeypatch):
     assert batched.occurrences == one.occurrences and batched.occurrences[("moka", "pot")] == 20
 
 
+def test_a_phrase_the_finder_is_given_twice_counts_its_pages_once():
+    """The finder hands the phrase count one list of the phrases its sources give (link names, name
+    parts, terms; no set of them all is made): a phrase in it twice counts its pages once."""
+    from postprocess.stages.anchors import _prose_counts
+
+    pages = [page(url(f"/p{i}"), f"Moka pot {i}", f"The Moka pot and Chemex brew {i}. A Hario kettle.")
+             for i in range(6)]
+    crawl = build_crawl(pages, [], [])
+    keys = [("moka", "pot"), ("chemex",), ("hario", "kettle"), ("aeropress",)]
+    words_once, once = _prose_counts(crawl, keys)
+    words_twice, twice = _prose_counts(crawl, [*keys, ("chemex",), ("moka", "pot"), ("chemex",)])
+    assert twice == once and words_twice == words_once
+    assert twice[("moka", "pot")] == 6 and twice[("chemex",)] == 6 and ("aeropress",) not in twice
+
+
 def test_a_phrase_counts_on_a_page_only_inside_one_prose_block():
     """The pages a possible name stands on: a page's prose blocks are scanned as one text with a
     break between blocks, so a paragraph ending "French" and the next starting "Press" do not make

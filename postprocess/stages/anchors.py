@@ -471,7 +471,8 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
     or not). A page's prose blocks are one text with a break token between them (a phrase never
     spans two blocks); its words are normalised and made ids, and a batch of pages is counted and
     matched in NumPy (``phrases``). The phrases' counts are a ``PhraseTable`` (those found only)."""
-    keys = list(keys)  # each a name's words, as ``words`` makes them: never empty, no spaces
+    keys = keys if isinstance(keys, list) else list(keys)  # each a name's words, as ``words`` makes
+    # them: never empty, no spaces; one given twice is counted once (under the later of the two)
     matcher = PhraseMatcher(keys, keys)
     vocabulary = Vocabulary(normalise)
     brk = vocabulary[_BREAK]
@@ -597,11 +598,13 @@ class AnchorFinder:
             name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
         self.shared_parts = frozenset(part for part, n in name_pages.items() if n > SPECIFIC_PAGES)
         # one pass over the running text: pages per word, and pages per phrase that may be a name
+        # (the phrases as one list, a phrase in it twice where two sources give it: the matcher
+        # counts it once; no set of them all is made, and the parts' counts go first)
         counts = anchor_counts(crawl.links)
-        self.word_pages, self.occurrences = _prose_counts(
-            crawl, set(counts[0]) | set(name_pages) | {key for keys in self.terms.values() for key in keys},
-            workers)
+        keys = [*counts[0], *name_pages, *itertools.chain.from_iterable(self.terms.values())]
         del name_pages
+        self.word_pages, self.occurrences = _prose_counts(crawl, keys, workers)
+        del keys
         self._page_named = self._pages_named()
         self._index_links(crawl.links, counts)
 
