@@ -141,19 +141,19 @@ class Background(Generic[T]):
             _in_child = True
             _children.clear()  # the parent's, not this process's
             code = 0
-            try:
-                _die_with_parent()
-                named(self._name)
-                _single_threaded()
-                # pickled straight into the file: an array's bytes are written from the array, not
-                # first copied into one pickled string beside it (a large value would be held twice)
-                pickle.dump(("ok", function(*args)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
-                self._file.seek(0)
-                self._file.truncate()  # what a pickling that failed half-way wrote
-                pickle.dump(("error", f"{type(error).__name__}: {error}"), self._file)
-                code = 1
-            try:
+            try:  # whatever fails here, the child leaves (never runs on as a copy of the parent)
+                try:
+                    _die_with_parent()
+                    named(self._name)
+                    _single_threaded()
+                    # pickled straight into the file: an array's bytes are written from the array,
+                    # not first copied into one pickled string beside it (held twice, were it large)
+                    pickle.dump(("ok", function(*args)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+                    code = 1
+                    self._file.seek(0)
+                    self._file.truncate()  # what a pickling that failed half-way wrote
+                    pickle.dump(("error", f"{type(error).__name__}: {error}"), self._file)
                 self._file.flush()
             finally:
                 os._exit(code)
