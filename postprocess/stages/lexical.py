@@ -71,8 +71,8 @@ EXACT_NEIGHBOURS_LIMIT = 20_000
 
 #: Above this many pages the lexical neighbours' reduction (truncated SVD) is fitted on a seeded
 #: sample of this many pages' TF-IDF rows and then applied to every row a block at a time: its
-#: memory and time stop growing with the site (fitted on every row of a million pages it would
-#: hold ~2 GB of dense factors).
+#: memory and time stop growing with the site (fitted on every row of a million pages it peaked
+#: at +1.7 GB and took 184 s, on 100,000 rows at +0.4 GB and 29 s: docs/benchmarks.md).
 SVD_FIT_ROWS = 100_000
 REDUCE_BLOCK_ROWS = 16_384
 
@@ -130,9 +130,9 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     # (a row's terms stay in the order the site first used them, as the vectorizer leaves them: it
     # sorts by its first-seen ids, then renumbers the columns alphabetically; each batch's pairs
     # were sorted by document, then first-seen id, and the batches follow one another)
-    kept = int(document_frequency[alphabetical[wanted]].sum())
-    data = np.empty(kept, dtype=np.float32)
-    indices = np.empty(kept, dtype=np.int32)
+    pairs_kept = int(document_frequency[alphabetical[wanted]].sum())
+    data = np.empty(pairs_kept, dtype=np.float32)
+    indices = np.empty(pairs_kept, dtype=np.int32)
     kept_per_document = np.zeros(documents_seen, dtype=np.int64)
     filled = documents_done = 0
     for b in range(len(term_ids)):
@@ -242,11 +242,8 @@ class LexicalIndex:
             svd.fit(self.matrix[np.sort(np.random.default_rng(0).choice(n, fit_rows, replace=False))])
             blocks = (svd.transform(self.matrix[start:start + REDUCE_BLOCK_ROWS]).astype(np.float32)
                       for start in range(0, n, REDUCE_BLOCK_ROWS))
-        i = 0
-        for block in blocks:
-            for vec in block:
-                index.add_item(i, vec)
-                i += 1
+        for i, vec in enumerate(itertools.chain.from_iterable(blocks)):
+            index.add_item(i, vec)
         del blocks
         index.build(trees, n_jobs=1)
         for i in range(n):
