@@ -156,9 +156,15 @@ def test_page_never_mentions_itself() -> None:
     assert 2 not in names.mentions(2)
 
 
-def test_approximate_neighbours_find_what_the_exact_search_finds() -> None:
+def test_approximate_neighbours_find_what_the_exact_search_finds(monkeypatch) -> None:
     """Above the exact limit the neighbours come from a reduced index, re-scored exactly: on
     topic clusters they are (nearly) the exact ones, with the exact cosines."""
+    from sklearn.decomposition import TruncatedSVD
+
+    fitted_rows: list[int] = []  # the rows each reduction is fitted on (the real fit, watched:
+    real_fit = TruncatedSVD.fit_transform  # ``fit`` fits through it too)
+    monkeypatch.setattr(TruncatedSVD, "fit_transform",
+                        lambda self, X, y=None: fitted_rows.append(X.shape[0]) or real_fit(self, X))
     rng = np.random.default_rng(0)
     vocab = [f"w{i}" for i in range(3000)]
     docs = []
@@ -174,10 +180,14 @@ def test_approximate_neighbours_find_what_the_exact_search_finds() -> None:
     same = rows == exact_rows
     assert np.allclose(sims[same], exact_sims[same], atol=1e-5)
     # a large site's reduction is fitted on a sample of its rows (a third here), then applied to all
+    fitted_rows.clear()
     sampled, _ = index.approximate_neighbours(5, fit_rows=200)
+    assert fitted_rows[0] == 200
     found = sum(len(set(a) & set(b)) for a, b in zip(sampled.tolist(), exact_rows.tolist(), strict=True))
     assert found / exact_rows.size >= 0.9
+    fitted_rows.clear()
     assert index.approximate_neighbours(5, fit_rows=600)[0].tolist() == rows.tolist()  # all: as before
+    assert fitted_rows[0] == 600
 
 
 def test_a_fold_index_filters_the_site_index_counts_as_a_scan_would() -> None:
