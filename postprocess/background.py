@@ -10,6 +10,11 @@ in the child's first parallel operation. Where there is no ``fork`` (or one core
 the child dies (killed for memory, say) it runs again there, so a result is never lost.
 ``in_chunks`` shares a pass over many items (pages, sources) with a forked second process, chunk
 by chunk, whoever is free first.
+
+A ``fresh`` child starts a new interpreter right after the fork (``exec``): it holds none of the
+parent's memory, and so none of the parent's pages it would otherwise keep copies of as the parent
+goes on writing them (a long job beside a busy parent ends up holding most of the parent's heap as it
+was at the fork). Its function and arguments travel pickled, through a second temporary file.
 """
 
 from __future__ import annotations
@@ -118,8 +123,11 @@ class Background(Generic[T]):
     waits for it."""
 
     def __init__(self, function: Callable[..., T], *args: object, fork: bool = True,
-                 name: str | None = None) -> None:
+                 name: str | None = None, fresh: bool = False) -> None:
+        """``fresh``: the child is a new interpreter (see the module's docstring); ``function`` and
+        ``args`` must then pickle (a module-level function, arguments that carry what they read)."""
         self._function, self._args = function, args
+        self.fresh = fresh
         self._name = name or child_name(function)
         self._pid: int | None = None
         self._file: IO[bytes] | None = None
@@ -140,21 +148,13 @@ class Background(Generic[T]):
             global _in_child
             _in_child = True
             _children.clear()  # the parent's, not this process's
-            code = 0
+            code = 1
             try:  # whatever fails here, the child leaves (never runs on as a copy of the parent)
-                try:
-                    _die_with_parent()
-                    named(self._name)
-                    _single_threaded()
-                    # pickled straight into the file: an array's bytes are written from the array,
-                    # not first copied into one pickled string beside it (held twice, were it large)
-                    pickle.dump(("ok", function(*args)), self._file, protocol=pickle.HIGHEST_PROTOCOL)
-                except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
-                    code = 1
-                    self._file.seek(0)
-                    self._file.truncate()  # what a pickling that failed half-way wrote
-                    pickle.dump(("error", f"{type(error).__name__}: {error}"), self._file)
-                self._file.flush()
+                _die_with_parent()
+                if fresh:
+                    _exec_fresh(self._name, function, args, self._file)  # returns only if it failed
+                else:
+                    code = _answer(self._name, function, args, self._file)
             finally:
                 os._exit(code)
         self._pid = pid
@@ -203,6 +203,75 @@ class Background(Generic[T]):
         if status != "ok":
             raise RuntimeError(f"background work failed: {value}")
         return value
+
+
+def _answer(name: str, function: Callable[..., object], args: tuple[object, ...], written: IO[bytes]) -> int:
+    """In the child: ``function(*args)``'s value (or its error) pickled into ``written``; the exit code."""
+    code = 0
+    try:
+        named(name)
+        _single_threaded()
+        # pickled straight into the file: an array's bytes are written from the array,
+        # not first copied into one pickled string beside it (held twice, were it large)
+        pickle.dump(("ok", function(*args)), written, protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+        code = 1
+        _error_into(written, error)
+    written.flush()
+    return code
+
+
+def _error_into(written: IO[bytes], error: BaseException) -> None:
+    written.seek(0)
+    written.truncate()  # what a pickling that failed half-way wrote
+    pickle.dump(("error", f"{type(error).__name__}: {error}"), written)
+    written.flush()
+
+
+#: What a fresh child's interpreter runs: the parent's import path from the call file, then the call.
+_FRESH_START = ("import os, pickle, sys\n"
+                "call = os.fdopen(int(sys.argv[1]), 'rb')\n"
+                "sys.path[:] = pickle.load(call)\n"
+                "from postprocess.background import _fresh_child\n"
+                "_fresh_child(call, int(sys.argv[2]))\n")
+
+
+def _exec_fresh(name: str, function: Callable[..., object], args: tuple[object, ...],
+                written: IO[bytes]) -> None:
+    """In the forked child: the call pickled into a temporary file, then a new interpreter in this
+    process (``exec``) that makes it (``_fresh_child``). Returns only if that failed, its error
+    written."""
+    try:
+        call = tempfile.TemporaryFile(prefix="linkspider-call-")
+        pickle.dump(sys.path, call)
+        pickle.dump((name, function, args), call, protocol=pickle.HIGHEST_PROTOCOL)
+        call.flush()
+        call.seek(0)
+        os.set_inheritable(call.fileno(), True)
+        os.set_inheritable(written.fileno(), True)
+        os.execv(sys.executable,
+                 [sys.executable, "-c", _FRESH_START, str(call.fileno()), str(written.fileno())])
+    except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+        _error_into(written, error)
+
+
+def _fresh_child(call: IO[bytes], result_fd: int) -> None:
+    """A fresh child's interpreter: the call read (its file then closed and gone), made, answered."""
+    global _in_child
+    _in_child = True
+    _die_with_parent()  # kept across ``exec`` as it is; set again all the same
+    code = 1
+    written = os.fdopen(result_fd, "w+b")
+    try:
+        try:
+            with call:
+                name, function, args = pickle.load(call)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
+            _error_into(written, error)
+        else:
+            code = _answer(name, function, args, written)
+    finally:
+        os._exit(code)
 
 
 #: Items per chunk that ``in_chunks`` hands out (small enough to balance, big enough not to wait on the lock).

@@ -166,6 +166,60 @@ print(abs(Background(lambda: float((x @ x).sum())).result() - float((x @ x).sum(
     assert out.strip() == "True", err[-500:]
 
 
+def own_memory() -> tuple[int, int, str]:
+    """This process's pid, its own memory (``RssAnon``, MB) and its name."""
+    status = Path("/proc/self/status").read_text()
+    anon = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("RssAnon:"))
+    return os.getpid(), anon // 1024, _own_name()
+
+
+def test_a_fresh_child_holds_none_of_the_parents_memory():
+    """``fresh``: a new interpreter right after the fork, so the child holds none of the parent's
+    heap (a forked child keeps copies of every page of it the parent writes while it works)."""
+    np = pytest.importorskip("numpy")
+    held = np.ones(200 * 2**20 // 8)  # 200 MB of this process's own memory
+    forked_pid, forked, _ = Background(own_memory).result()
+    fresh_pid, fresh, name = Background(own_memory, fresh=True).result()
+    assert forked >= 190 and fresh < 100, (forked, fresh)
+    assert os.getpid() not in (forked_pid, fresh_pid) and name == "ls-own_memory"
+    assert held[-1] == 1.0
+
+
+def die_unless_in(parent: int, n: int) -> tuple[int, int]:
+    if os.getpid() != parent:
+        os._exit(9)
+    return where(n)
+
+
+def test_a_fresh_childs_errors_come_back_and_one_that_dies_is_replaced_by_the_parent():
+    with pytest.raises(RuntimeError, match="ValueError: no square for 4"):
+        Background(fail, 4, fresh=True).result()
+    with pytest.raises(RuntimeError, match="(Pickling|Attribute)Error"):  # it must import the function
+        Background(lambda: 4, fresh=True).result()
+    assert Background(die_unless_in, os.getpid(), 5, fresh=True).result() == (os.getpid(), 25)
+
+
+def test_a_fresh_child_does_not_outlive_its_parent():
+    script = """
+import time
+from postprocess.background import Background
+job = Background(time.sleep, 600, fresh=True)
+print(job._pid, flush=True)
+time.sleep(600)
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    child = int(process.stdout.readline())
+    deadline = time.monotonic() + 20  # until it is the new interpreter, asleep
+    while Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[1:2] != [b"-c"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    if not gone(child, timeout=5.0, interval=0.05):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the fresh child outlived its parent")
+
+
 def test_workers_are_the_cores_this_process_may_use():
     assert 1 <= available_workers() <= (os.cpu_count() or 1)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import random
 
 import numpy as np
@@ -30,6 +31,7 @@ from postprocess.errors import InputError
 from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors
 from postprocess.stages.candidates import existing_links
+from postprocess.stages.lexical import PageDocuments, page_document
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
@@ -289,6 +291,30 @@ def test_compressed_groups_live_in_an_unlinked_file_that_a_forked_process_reads(
     child = Background(lambda: [(p.text, tuple(p.blocks)) for p in reversed(crawl.pages)], fork=True)
     assert child.forked and child.result() == list(reversed(expected))
     assert [(p.text, tuple(p.blocks)) for p in crawl.pages] == expected  # the parent reads on after
+
+
+def test_the_pages_documents_pickle_to_a_fresh_process_that_reads_the_texts_from_the_store(tmp_path):
+    """A fresh process (``Background(fresh=True)``: a new interpreter, none of this one's memory) gets
+    the loader's pages' indexed documents pickled: their titles, h1s and headings, and the store
+    whose compressed groups are its file opened again there, not the texts."""
+    rows = [_page_with_blocks(n) for n in range(100)]
+    write_crawl(tmp_path, rows, [], [], part="job1-0000")
+    pages = load_crawl(tmp_path).pages[::-1]
+    documents = PageDocuments(pages)
+    expected = [page_document(p.title, p.h1, p.headings, p.text) for p in pages]
+    assert list(documents) == expected and list(documents[2:5]) == expected[2:5] and len(documents) == 100
+    assert not any(p.text.encode() in pickle.dumps(documents) for p in pages)  # they stay in the store's file
+    job = Background(list, documents, fresh=True)
+    assert job.forked and job.result() == expected
+
+
+def test_a_spill_file_opened_again_where_its_file_is_gone_says_so():
+    spill = SpillFile([b"group"])
+    pickled = pickle.dumps(spill)
+    assert bytes(pickle.loads(pickled)[0]) == b"group"  # opened again, here
+    spill._file.close()
+    with pytest.raises(OSError, match="spilled groups at /proc/.* cannot be opened again here"):
+        pickle.loads(pickled)
 
 
 def test_a_spill_file_reads_back_each_group_it_was_given():

@@ -31,6 +31,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
 from postprocess.background import Background, worth_a_fork
 from postprocess.stages.links import distinct, first_seen
+from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.titles import clean_title as _clean_title
@@ -63,6 +64,29 @@ def clean_title(title: str, site_parts: set[str]) -> str:
 def page_document(title: str, h1: str, headings: Iterable[str], text: str) -> str:
     """The text a page is indexed by: its names, headings and main text."""
     return "\n".join([title or "", h1 or "", " ".join(headings or ()), text or ""])
+
+
+class PageDocuments(Sequence[str]):
+    """Each page's indexed document (``page_document``), made when read. It keeps the pages' titles,
+    h1s, headings and texts as the pages hold them (a loader's texts stay in its store), not the
+    pages: pickled for a fresh process (``background``), it carries those and nothing else."""
+
+    def __init__(self, pages: Sequence[Page]) -> None:
+        self._titles = [p.title for p in pages]
+        self._h1s = [p.h1 for p in pages]
+        self._headings = [p.headings for p in pages]
+        self._texts = [text_source(p) for p in pages]
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204 - an int or a slice, as a list takes
+        if isinstance(i, slice):
+            part = PageDocuments(())
+            part._titles, part._h1s = self._titles[i], self._h1s[i]
+            part._headings, part._texts = self._headings[i], self._texts[i]
+            return part
+        return page_document(self._titles[i], self._h1s[i], self._headings[i], text_of(self._texts[i]))
 
 
 #: Up to this many pages the lexical neighbours are exact (all pairs, in blocks); above, approximate.
@@ -615,8 +639,11 @@ class SiteEvidence:
         they are also waited for when first read)."""
         self.urls = list(urls)
         self.row = {url: i for i, url in enumerate(self.urls)}
+        # a fresh process: forked as it is, it kept ~0.6 GB of this one's heap at 100k pages (the pages
+        # this process wrote while it worked; docs/benchmarks.md); ``documents`` must then pickle
         self._lexical_job: Background | None = Background(_lexical_neighbours, documents, max(1, neighbours),
-                                                          fork=worth_a_fork(len(documents), workers))
+                                                          fork=worth_a_fork(len(documents), workers),
+                                                          fresh=True)
         # the pages' own strings, not copies (or the loader's texts, read when scanned: ``PageValues``)
         self._titles, self._texts = titles, texts if isinstance(texts, Sequence) else list(texts)
         self.names = NameIndex(titles, anchor_uses, self._texts)

@@ -108,6 +108,17 @@ class _PageText:
 Page.text = _PageText(Page.text)  # type: ignore[assignment, misc]
 
 
+def text_source(page: Page) -> str | StoredText:
+    """``page``'s text as the page holds it: the string, or the ``StoredText`` that reads it (pickled,
+    the store's place, not the text)."""
+    return Page.text._slot.__get__(page, Page)  # type: ignore[attr-defined]
+
+
+def text_of(source: str | StoredText) -> str:
+    """The text a ``text_source`` stands for."""
+    return source.read() if type(source) is StoredText else source  # type: ignore[union-attr, return-value]
+
+
 class PageValues(Sequence[T]):
     """``read(page)`` of each page, made when asked for (a pass over the pages' texts without holding
     them all: ``PageValues(pages, lambda p: p.text)``); slices are ``PageValues`` too."""
@@ -184,6 +195,16 @@ class BlockStore:
         self._open = {}
         self._last, self._last_text = (-1, ()), (-1, "")
         self._group_texts = None
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (for a fresh process, ``background``): the packed groups (their files opened again
+        there, ``SpillFile``) and places; not the groups last read."""
+        if self._batches is not None and self.size:
+            raise TypeError("a block store is pickled once packed")
+        state = dict(self.__dict__)
+        state.update(_batches=None, chunks=[], text_chunks=[], _open={}, _last=(-1, ()), _last_text=(-1, ""),
+                     _group_texts=None)
+        return state
 
     def _place(self, row: int) -> tuple[int, int]:
         place = int(self.place[row])

@@ -88,7 +88,7 @@ class Evidence:
 
     def __init__(self, crawl: Crawl, embeddings: object, neighbours: int, workers: int = 1) -> None:
         """``workers``: processes that may build it (see ``SiteEvidence``)."""
-        from postprocess.stages.lexical import SiteEvidence, clean_title, page_document, site_title_parts
+        from postprocess.stages.lexical import PageDocuments, SiteEvidence, clean_title, site_title_parts
 
         urls = list(embeddings.urls)  # type: ignore[attr-defined]
         self.vectors = embeddings.vectors  # type: ignore[attr-defined]
@@ -100,7 +100,7 @@ class Evidence:
         self.site = SiteEvidence(
             urls,
             [(p.h1, clean_title(p.title, site)) for p in ordered],
-            PageValues(ordered, lambda p: page_document(p.title, p.h1, p.headings, p.text)),
+            PageDocuments(ordered),
             PageValues(ordered, lambda p: p.text),
             _anchor_uses(crawl, row),
             neighbours,

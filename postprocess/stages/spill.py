@@ -10,7 +10,8 @@ the kernel frees under memory pressure, instead of in the process.
 * ``SpillFile``: the packed, compressed groups (~3.4 KB a page that a million pages would hold in
   memory), each read back with ``pread``. ``pread`` reads at an offset without moving the file
   position, so a forked process reads the same file (its copy of the descriptor) safely alongside
-  its parent.
+  its parent; pickled, it is opened again by another process of the same machine (through the
+  making process's ``/proc/PID/fd``, while that process lives).
 * ``ArrayFile``: arrays appended as they come (the score parts of every scored pair before the
   caps: ~50 pairs a page, 48 bytes each), each read back whole (``OnDisk.read``).
 """
@@ -39,6 +40,7 @@ class SpillFile(Sequence[pa.Buffer]):
 
     def __init__(self, groups: Iterable[bytes | pa.Buffer] = ()) -> None:
         self._file = tempfile.TemporaryFile(prefix="linkspider-spill-")
+        self._path = f"/proc/{os.getpid()}/fd/{self._file.fileno()}"  # where another process opens it
         ends = [0]
         for group in groups:
             data = memoryview(group)
@@ -64,6 +66,21 @@ class SpillFile(Sequence[pa.Buffer]):
     def nbytes(self) -> int:
         """Bytes of all the groups (the file's size)."""
         return int(self.offsets[-1])
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _reopened, (self._path, self.offsets)
+
+
+def _reopened(path: str, offsets: np.ndarray) -> SpillFile:
+    """A pickled ``SpillFile`` in another process: the same file, opened again (an OSError naming it
+    where it cannot be: the process that made it has ended, or another machine)."""
+    spill = SpillFile.__new__(SpillFile)
+    try:
+        spill._file = open(path, "rb")  # noqa: SIM115 - held as long as the spill file is
+    except OSError as error:
+        raise OSError(f"spilled groups at {path} cannot be opened again here: {error.strerror}") from None
+    spill._path, spill.offsets = path, offsets
+    return spill
 
 
 class BatchFile:
