@@ -143,6 +143,7 @@ class Background(Generic[T]):
         # value writes it and leaves at once, freeing its memory, instead of waiting (its memory
         # held) until the parent reads a pipe too full to take it.
         self._file = tempfile.TemporaryFile(prefix="linkspider-background-")
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
             global _in_child
@@ -151,6 +152,8 @@ class Background(Generic[T]):
             code = 1
             try:  # whatever fails here, the child leaves (never runs on as a copy of the parent)
                 _die_with_parent()
+                if os.getppid() != parent:  # it died before the line above: no signal will come
+                    os._exit(1)
                 if fresh:
                     _exec_fresh(self._name, function, args, self._file)  # returns only if it failed
                 else:
