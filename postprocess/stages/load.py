@@ -98,8 +98,7 @@ class _PageText:
     def __get__(self, page: Page | None, owner: type | None = None) -> Any:  # noqa: ANN401
         if page is None:
             return self
-        value = self._slot.__get__(page, owner)
-        return value.read() if type(value) is StoredText else value
+        return text_of(self._slot.__get__(page, owner))
 
     def __set__(self, page: Page, value: str | StoredText) -> None:
         self._slot.__set__(page, value)
