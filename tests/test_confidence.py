@@ -133,13 +133,20 @@ def test_the_blog_learns_its_own_calibrated_model(tmp_path):
     well_filled = [b for b in conf["calibration"] if b["rows"] >= 30]
     assert well_filled
     # Calibrated where it matters for the queue: no well-filled bin promises much more than its rows
-    # deliver. A bin's observed share varies by its binomial standard error, and the calibration curve
-    # it is read through was itself fitted on held-out folds of the same size (about as much noise
-    # again): 3.5 standard errors (a bin of 35 rows near 0.6 may be 0.25 off by chance; 200 near 0.95,
-    # 0.05). Crawls of the same blog differ in page order, so the rows differ a little from run to run.
-    assert all(b["predicted"] - b["observed"]
-               <= max(0.05, 3.5 * np.sqrt(b["predicted"] * (1 - b["predicted"]) / b["rows"]))
-               for b in well_filled)
+    # deliver. A bin's observed share varies by its binomial standard error (taken at the predicted
+    # or the observed share, whichever is nearer a half), and the calibration curve it is read through
+    # was itself fitted on held-out folds of the same size: about as much noise again, so the gap's
+    # spread is sqrt(2) standard errors; a bin may be off by 3 of those (a bin of 30 rows near 0.75
+    # may be 0.34 off by chance). The top bin runs 0.008-0.034 over in fourteen crawls (isotonic
+    # curves end on their best-looking block), inside the 0.05 floor; crawls of the same blog differ
+    # in page order, so the rows differ a little from run to run. Stop 37's CI failed a bin on
+    # 3.5 standard errors without the sqrt(2); the worst bin of fourteen crawls here came to 0.68 of
+    # that bound, 0.50 of this one.
+    def allowed(b: dict) -> float:
+        spread = max(b["predicted"] * (1 - b["predicted"]), b["observed"] * (1 - b["observed"]))
+        return max(0.05, 3 * np.sqrt(2 * spread / b["rows"]))
+
+    assert all(b["predicted"] - b["observed"] <= allowed(b) for b in well_filled), conf["calibration"]
     # ... over all of them the gap, weighted by rows, is small (a single bin may be off by chance: a
     # 41-row bin at 0.79 once observed 0.98 on a clean CI machine) ...
     rows_in = sum(b["rows"] for b in well_filled)
