@@ -7,6 +7,7 @@ import pytest
 from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
 from postprocess.stages.anchors import (
+    SENTENCE_END,
     AnchorFinder,
     NameOwners,
     _sub_phrases,
@@ -21,6 +22,7 @@ from postprocess.stages.anchors import (
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Block, Crawl, Link, Page, build_crawl
 from postprocess.stages.phrases import PhraseTable, phrase_hashes
+from postprocess.stages.tokeniser import WORD, bare
 
 
 @pytest.mark.parametrize(
@@ -624,3 +626,20 @@ def test_the_finder_holds_the_pages_names_and_the_phrases_counts_as_tables_of_ha
     assert isinstance(finder.occurrences, PhraseTable)
     assert finder._page_named.nbytes <= 32 * len(finder._page_named)
     assert finder.occurrences.nbytes <= 32 * len(finder.occurrences)
+
+
+@pytest.mark.parametrize("text", [
+    "Call save() or Model.save(), not f (), ()() or count()s.\n\nÉté’s naïve café() — ok!  Next",
+    "()", "() ()", "", "word", "a.b.c() end.", "x() y()\n\n\nz()?", "a.b. c!\n\n?x .\n", "?", "...  ",
+    "a?\tb\r\nc. d!\u00a0e",
+])
+def test_a_sources_words_and_sentences_stand_where_the_text_has_them(text):
+    """The words, their spans and the sentence ends, made from a split's lengths, are where a scan
+    of the text finds them: a call's brackets are dropped from its word and its span, brackets that
+    follow no word are no word, and a text of brackets alone has none."""
+    src = source_text(prose(text, url="u"))
+    found = list(WORD.finditer(src.text))
+    assert src.raw == [bare(m.group()) for m in found]
+    assert src.spans == [(m.start(), m.end() - (2 if m.group().endswith("()") else 0)) for m in found]
+    assert src.bounds == [m.end() for m in SENTENCE_END.finditer(src.text)]
+    assert [src.text[a:b] for a, b in src.spans] == src.raw
