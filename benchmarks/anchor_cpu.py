@@ -3,9 +3,11 @@
 A whole run's wall time on these 2-core VMs moves by ±15% from one run to the next, which hides a
 change worth 5–10% of one stage. This measures only the anchor work, in a single process (no fork,
 no confidence folds beside it), with ``time.process_time``: the anchor finder built from the crawl
-(``AnchorFinder``: names, proper nouns, phrase counts) and the anchors chosen for the pool that an
-earlier run wrote (``candidates.parquet``). Each checkout is run ``--repeat`` times, alternating,
-each time in a fresh process, and the minimum and median are printed side by side::
+(``AnchorFinder``: names, proper nouns, phrase counts), the anchors chosen for the pool that an
+earlier run wrote (``candidates.parquet``), and, apart, every page of the crawl read once as a
+source's running text (``source_text``: the words, spans and sentences the anchors search; about
+half the anchor work). Each checkout is run ``--repeat`` times, alternating, each time in a fresh
+process, and the minimum and median are printed side by side::
 
     python3 benchmarks/anchor_cpu.py --crawl /work/runs/scale/crawl-10000 \\
         --pool /work/runs/scale/out-10000/candidates.parquet --repeat 4 /tmp/wt-old .
@@ -30,7 +32,7 @@ import hashlib, json, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from postprocess.apps.report import read_pool
-from postprocess.stages.anchors import AnchorFinder, anchored_rows
+from postprocess.stages.anchors import AnchorFinder, anchored_rows, source_text
 from postprocess.stages.load import load_crawl
 
 crawl = load_crawl(sys.argv[2])
@@ -40,17 +42,20 @@ finder = AnchorFinder(crawl, False, 1)
 built = time.process_time()
 rows = anchored_rows(pool, finder, 1)
 done = time.process_time()
+for page in crawl.pages:
+    source_text(page)
+texts = time.process_time() - done
 digest = hashlib.sha256()
 for s in rows:
     digest.update(repr((s.source_url, s.target_url, s.anchor, s.context, s.evidence,
                         sorted(s.parts.items()))).encode())
-print(json.dumps({"finder": built - started, "anchors": done - built, "rows": len(rows),
+print(json.dumps({"finder": built - started, "anchors": done - built, "texts": texts, "rows": len(rows),
                   "digest": digest.hexdigest()}))
 """
 
 
 def measure(checkout: Path, crawl: Path, pool: Path) -> dict:
-    """One fresh process in ``checkout``: CPU seconds of the finder and of the anchors."""
+    """One fresh process in ``checkout``: CPU seconds of the finder, the anchors and the source texts."""
     done = subprocess.run([sys.executable, "-c", _CHILD, str(checkout), str(crawl), str(pool)],
                           cwd=checkout, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -80,16 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     first = runs[args.checkouts[0]]
     print(f"{args.repeat} runs each, alternating, {time.perf_counter() - started:.0f} s in all; "
           f"{first[0]['rows']:,} anchored rows, the same in every run")
-    print("| checkout | finder min | median | ratio (min) | anchors min | median | ratio (min) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    base_finder = min(r["finder"] for r in first)
-    base_anchors = min(r["anchors"] for r in first)
+    parts = ("finder", "anchors", "texts")
+    print("| checkout | " + " | ".join(f"{part} min | median | ratio (min)" for part in parts) + " |")
+    print("| --- |" + " ---: | ---: | ---: |" * len(parts))
+    base = {part: min(r.get(part, 0.0) for r in first) or 1.0 for part in parts}
     for checkout, results in runs.items():
-        finder = [r["finder"] for r in results]
-        anchors = [r["anchors"] for r in results]
-        print(f"| {checkout} | {min(finder):.2f} s | {statistics.median(finder):.2f} s | "
-              f"{min(finder) / base_finder:.2f} | {min(anchors):.2f} s | "
-              f"{statistics.median(anchors):.2f} s | {min(anchors) / base_anchors:.2f} |")
+        cells = []
+        for part in parts:
+            seconds = [r.get(part, 0.0) for r in results]
+            cells.append(f"{min(seconds):.2f} s | {statistics.median(seconds):.2f} s | "
+                         f"{min(seconds) / base[part]:.2f}")
+        print(f"| {checkout} | " + " | ".join(cells) + " |")
     return 0
 
 
