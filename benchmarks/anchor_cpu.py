@@ -88,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parts = ("finder", "anchors", "texts")
     print("| checkout | " + " | ".join(f"{part} min | median | ratio (min)" for part in parts) + " |")
     print("| --- |" + " ---: | ---: | ---: |" * len(parts))
-    base = {part: min(r.get(part, 0.0) for r in first) or 1.0 for part in parts}
+    base = {part: min(r[part] for r in first) for part in parts}
     for checkout, results in runs.items():
         cells = []
         for part in parts:
-            seconds = [r.get(part, 0.0) for r in results]
+            seconds = [r[part] for r in results]
             cells.append(f"{min(seconds):.2f} s | {statistics.median(seconds):.2f} s | "
                          f"{min(seconds) / base[part]:.2f}")
         print(f"| {checkout} | " + " | ".join(cells) + " |")
