@@ -199,6 +199,13 @@ def test_a_fresh_childs_errors_come_back_and_one_that_dies_is_replaced_by_the_pa
     assert Background(die_unless_in, os.getpid(), 5, fresh=True).result() == (os.getpid(), 25)
 
 
+def running_fresh(pid: int) -> bool:
+    """Whether ``pid`` is the new interpreter: its script is the fresh start (between fork and exec
+    a process's command line may read empty for a moment)."""
+    fields = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return len(fields) > 2 and fields[2].startswith(b"import os, pickle")
+
+
 def test_a_fresh_child_does_not_outlive_its_parent():
     script = """
 import time
@@ -210,7 +217,7 @@ time.sleep(600)
     process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     child = int(process.stdout.readline())
     deadline = time.monotonic() + 20  # until it is the new interpreter, asleep
-    while not Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[2].startswith(b"import os, pickle"):
+    while not running_fresh(child):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     process.kill()
