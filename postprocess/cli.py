@@ -5,7 +5,7 @@ rerun alone; ``run`` (the default) does them all in one process.
 
 | stage | reads | writes (in --out) |
 | --- | --- | --- |
-| embed | crawl | cache/embeddings-<model>/part-*.parquet, vectors.parquet, chunk-vectors-*.f32 |
+| embed | crawl | cache/embeddings-<model>/part-*.parquet, vectors.parquet, chunk- and page-vectors-*.f32 |
 | index | vectors.parquet | index.ann, index-ids.parquet |
 | rank | crawl, vectors, index | candidates.parquet, cannibalisation.csv |
 | anchors | crawl, candidates.parquet | anchored.parquet |

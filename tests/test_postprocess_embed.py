@@ -210,6 +210,37 @@ def test_vectors_round_trip(tmp_path):
         read_vectors(tmp_path / "missing.parquet")
 
 
+def test_page_vectors_are_mapped_from_one_file_that_saving_again_keeps(tmp_path):
+    """The page vectors go to a page-vectors-*.f32 file named in vectors.parquet (which still holds
+    them as a column for other readers); saved and read, they are that file's pages, not memory of
+    the process; saving mapped vectors again into the same folder keeps their file, saving new ones
+    removes it; a file that does not fit is one line."""
+    import pyarrow.parquet as pq
+
+    emb = embed_pages(build_crawl(SITE[:3], [], []), bundled_model(), Options())
+    expected = emb.vectors.copy()
+    saved = save_vectors(tmp_path / "vectors.parquet", emb)
+    (page_file,) = tmp_path.glob("page-vectors-*.f32")
+    assert saved.vector_file == page_file and page_file.stat().st_size == expected.size * 4
+    assert isinstance(saved.vectors.base, np.memmap) and np.array_equal(saved.vectors, expected)
+    back = read_vectors(tmp_path / "vectors.parquet")
+    assert isinstance(back.vectors.base, np.memmap) and not back.vectors.flags.writeable
+    assert np.array_equal(back.vectors, expected) and back.vector_file == page_file
+    column = pq.read_table(tmp_path / "vectors.parquet")["vector"].to_pylist()
+    assert np.array_equal(np.array(column, np.float32), expected)
+    save_vectors(tmp_path / "vectors.parquet", back)
+    assert list(tmp_path.glob("page-vectors-*.f32")) == [page_file]  # kept, not copied
+    fresh = embed_pages(build_crawl(SITE[:3], [], []), bundled_model(), Options())
+    save_vectors(tmp_path / "vectors.parquet", fresh)
+    (new_file,) = tmp_path.glob("page-vectors-*.f32")
+    assert new_file != page_file and np.array_equal(read_vectors(tmp_path / "vectors.parquet").vectors,
+                                                    expected)
+    with open(new_file, "r+b") as f:
+        f.truncate(384 * 4)
+    with pytest.raises(InputError, match="page vectors .* cannot be read .* run the embed stage again"):
+        read_vectors(tmp_path / "vectors.parquet")
+
+
 def test_chunk_vectors_go_to_one_file_that_later_stages_map(tmp_path):
     """With a cache, the chunks are written to one float32 file as they are read back and mapped from
     it; saving names that file in vectors.parquet and removes the files of earlier runs; a file that

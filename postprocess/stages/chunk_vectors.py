@@ -7,6 +7,10 @@ float32, the dimension in ``vectors.parquet``) as it reads the cache, so the vec
 sit twice in memory, and the later stages map the file instead of holding a copy: a
 million pages' chunks (~3.5 GB) are file pages the system may drop and read again, shared
 by every process of the run.
+
+The page vectors (one unit row a page, in ``vectors.parquet``'s order) are written the same way, to
+``page-vectors-<stamp>.f32``, and mapped back (``write_rows``, ``map_rows``): a million pages' are
+~1.5 GB that no process holds as its own memory.
 """
 
 from __future__ import annotations
@@ -21,12 +25,36 @@ import numpy as np
 
 DTYPE = np.dtype("<f4")
 FILE_GLOB = "chunk-vectors-*.f32"
+PAGE_FILE_GLOB = "page-vectors-*.f32"
 
 
-def new_file_name() -> str:
+def new_file_name(kind: str = "chunk-vectors") -> str:
     """A name no earlier run used: a file is written once and never rewritten in place."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return f"chunk-vectors-{stamp}-{os.getpid()}.f32"
+    return f"{kind}-{stamp}-{os.getpid()}.f32"
+
+
+def write_rows(folder: Path, matrix: np.ndarray) -> Path:
+    """``matrix`` (page vectors) written to a new ``page-vectors-*.f32`` file in ``folder`` (under a
+    temporary name, then renamed); the file's path."""
+    writer = RowWriter(folder / new_file_name("page-vectors"), int(matrix.shape[1]))
+    try:
+        writer.add(matrix)
+    except BaseException:
+        writer.abandon()
+        raise
+    return writer.finish(np.zeros(0, np.int64), np.zeros(0, np.int64)).path  # type: ignore[return-value]
+
+
+def map_rows(path: Path, dim: int, rows: int) -> np.ndarray:
+    """The ``rows`` × ``dim`` float32 matrix in ``path``, mapped read-only (a plain array whose
+    memory is the file's pages); ValueError when the file holds another number of rows."""
+    size = path.stat().st_size
+    if dim <= 0 or size != rows * dim * DTYPE.itemsize:
+        raise ValueError(f"{path.name} does not hold {rows} float32 rows of {dim} dimensions")
+    if not rows:
+        return np.zeros((0, dim), np.float32)
+    return np.memmap(path, dtype=DTYPE, mode="r", shape=(rows, dim)).view(np.ndarray)
 
 
 class ChunkVectors(Sequence[np.ndarray]):
@@ -132,8 +160,9 @@ class RowWriter:
             self._tmp.unlink(missing_ok=True)
 
 
-def remove_others(folder: Path, keep: Path | None) -> None:
-    """Remove the chunk files of earlier runs from ``folder`` (all but ``keep``)."""
-    for path in folder.glob(FILE_GLOB):
+def remove_others(folder: Path, keep: Path | None, pattern: str = FILE_GLOB) -> None:
+    """Remove the chunk files (or the files of ``pattern``) of earlier runs from ``folder`` (all but
+    ``keep``)."""
+    for path in folder.glob(pattern):
         if keep is None or path.name != keep.name:
             path.unlink(missing_ok=True)

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.options import Options
-from postprocess.stages.chunk_vectors import ChunkVectors, RowWriter
+from postprocess.stages.chunk_vectors import PAGE_FILE_GLOB, ChunkVectors, RowWriter, map_rows, write_rows
 from postprocess.stages.chunk_vectors import new_file_name as new_chunk_file
 from postprocess.stages.chunk_vectors import remove_others as remove_other_chunk_files
 from postprocess.stages.load import Crawl, Page
@@ -313,6 +313,7 @@ class Embeddings:
     chunk_vectors: ChunkVectors
     model_id: str
     stats: dict[str, float] = field(default_factory=dict)
+    vector_file: Path | None = None  # the file ``vectors`` is mapped from (``save_vectors``), if any
 
     def row(self) -> dict[str, int]:
         return {u: i for i, u in enumerate(self.urls)}
@@ -423,24 +424,40 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
 
 def save_vectors(path: Path, embeddings: Embeddings) -> Embeddings:
     """The embed stage's output for the next stage: ``vectors.parquet`` (url, page vector, where its
-    chunks are) and the chunk file it names, beside it. The chunk files of earlier runs are removed
-    once the new table is in place. Returns the embeddings with their chunks mapped from that file."""
+    chunks are), and beside it the chunk file and the page-vector file it names. The files of earlier
+    runs are removed once the new table is in place. Returns the embeddings with their page vectors
+    and chunks mapped from those files (their pages the system's to drop and read again)."""
     dim = embeddings.vectors.shape[1] if embeddings.vectors.ndim == 2 else 0
     chunks = embeddings.chunk_vectors
     if not isinstance(chunks, ChunkVectors):
         chunks = ChunkVectors.from_arrays(list(chunks), dim)
     chunks = chunks.save(path.parent)
+    vector_file = embeddings.vector_file
+    if dim and (vector_file is None or vector_file.parent.resolve() != path.parent.resolve()):
+        vector_file = write_rows(path.parent, embeddings.vectors)
+    vectors = map_rows(vector_file, dim, len(embeddings.urls)) if dim and vector_file else embeddings.vectors
     table = pa.table({
         "url": pa.array(embeddings.urls, pa.string()),
-        "vector": vector_column(list(embeddings.vectors)),
+        "vector": matrix_column(vectors),
         "chunk_start": pa.array(chunks.starts, pa.int64()),
         "chunk_count": pa.array(chunks.counts, pa.int64()),
     }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim),
-                                "chunk_file": chunks.path.name if chunks.path else ""})
+                                "chunk_file": chunks.path.name if chunks.path else "",
+                                "vector_file": vector_file.name if dim and vector_file else ""})
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
     remove_other_chunk_files(path.parent, chunks.path)
-    embeddings.chunk_vectors = chunks
+    remove_other_chunk_files(path.parent, vector_file if dim else None, PAGE_FILE_GLOB)
+    embeddings.chunk_vectors, embeddings.vectors = chunks, vectors
+    embeddings.vector_file = vector_file if dim else None
     return embeddings
+
+
+def matrix_column(matrix: np.ndarray) -> pa.Array:
+    """A list<float32> column of ``matrix``'s rows, its values the matrix's own memory (no copy)."""
+    rows, dim = matrix.shape if matrix.ndim == 2 else (0, 0)
+    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * np.int32(dim))
+    values = np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1)
+    return pa.ListArray.from_arrays(offsets, pa.array(values, pa.float32()))
 
 
 def read_vectors(path: Path) -> Embeddings:
@@ -448,13 +465,22 @@ def read_vectors(path: Path) -> Embeddings:
     the embed stage has not run or its files do not fit."""
     if not path.is_file():
         raise InputError(f"{path} not found: run the embed stage first (python -m postprocess embed)")
-    table = pq.read_table(path)
-    meta = table.schema.metadata or {}
+    meta = pq.read_schema(path).metadata or {}
     dim = int(meta.get(b"dimension", b"0"))
     if dim <= 0:
         raise InputError(f"{path} has no vector dimension: run the embed stage again")
-    rows = vectors_of(table["vector"], dim)
-    vectors = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
+    vector_name = meta.get(b"vector_file", b"").decode()
+    if vector_name:  # the page vectors mapped from their file, not read from the table
+        table = pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c != "vector"])
+        try:
+            vectors = map_rows(path.parent / vector_name, dim, table.num_rows)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"the page vectors {path.parent / vector_name} of {path.name} cannot be read "
+                             f"({exc}): run the embed stage again") from exc
+    else:  # the layout before the page-vector file
+        table = pq.read_table(path)
+        rows = vectors_of(table["vector"], dim)
+        vectors = np.concatenate(rows) if rows else np.zeros((0, dim), np.float32)
     if "chunks" in table.column_names:  # the layout before the chunk file: chunk vectors in the table
         chunks = ChunkVectors.from_arrays(vectors_of(table["chunks"], dim), dim)
     else:
@@ -466,4 +492,5 @@ def read_vectors(path: Path) -> Embeddings:
             raise InputError(f"the chunk vectors {path.parent / name} of {path.name} cannot be read "
                              f"({exc}): run the embed stage again") from exc
     return Embeddings(urls=table["url"].to_pylist(), vectors=vectors, chunk_vectors=chunks,
-                      model_id=meta.get(b"model_id", b"").decode())
+                      model_id=meta.get(b"model_id", b"").decode(),
+                      vector_file=path.parent / vector_name if vector_name else None)
