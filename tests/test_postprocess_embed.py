@@ -328,3 +328,21 @@ def test_vectors_of_the_layout_before_the_chunk_file_are_still_read(tmp_path):
                    tmp_path / "vectors.parquet")
     back = read_vectors(tmp_path / "vectors.parquet")
     assert all(np.array_equal(a, b) for a, b in zip(back.chunk_vectors, emb.chunk_vectors, strict=True))
+
+
+def test_pages_of_the_same_content_are_embedded_once_and_read_back_for_each(tmp_path):
+    """Two URLs with the same title and text share a cache key: the cache gives its vectors to both
+    (the run stopped with 'lost vectors it was just given' when a key was wanted twice), with or
+    without the model, several times in one batch or across batches."""
+    copies = [page(url(f"/coffee/espresso-copy-{i}/"), SITE[0]["title"], SITE[0]["text"]) for i in range(3)]
+    crawl = build_crawl([*SITE, *copies], [], [])
+    model, cache = bundled_model(), tmp_path / "cache"
+    first = embed_pages(crawl, model, Options(), cache_dir=cache)
+    again = from_cache(crawl, BUNDLED_ID, "", Options(), cache)
+    assert again is not None
+    original = first.urls.index(SITE[0]["url"])
+    for got in (first, again):
+        for i in [got.urls.index(c["url"]) for c in copies]:
+            assert np.array_equal(got.vectors[i], got.vectors[original])
+            assert np.array_equal(got.chunk_vectors[i], got.chunk_vectors[original])
+    assert np.array_equal(again.vectors, first.vectors)

@@ -212,13 +212,16 @@ class Gathered:
 
 def _matches(ordered: np.ndarray, order: np.ndarray, found: np.ndarray, batch_keys: pa.Array
              ) -> tuple[np.ndarray, np.ndarray]:
-    """(wanted positions, batch rows) of the batch's keys that are wanted and not found yet."""
+    """(wanted positions, batch rows) of the batch's keys that are wanted and not found yet: every
+    position of a key wanted more than once (pages of the same content)."""
     keys = np.asarray(batch_keys.to_numpy(zero_copy_only=False), dtype=np.bytes_)
     if not len(ordered) or not len(keys):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
-    rows = np.flatnonzero(ordered[at] == keys)
-    pages = order[at[rows]]
+    first = np.searchsorted(ordered, keys, "left")
+    times = np.searchsorted(ordered, keys, "right") - first  # how often each batch key is wanted
+    rows = np.repeat(np.arange(len(keys)), times)
+    step = np.arange(len(rows)) - np.repeat(np.cumsum(times) - times, times)  # 0, 1, … within a key
+    pages = order[np.repeat(first, times) + step]
     fresh = ~found[pages]
     pages, rows = pages[fresh], rows[fresh]
     pages, first = np.unique(pages, return_index=True)  # a key twice in one batch: its first row
