@@ -68,7 +68,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     analysis = analyse(crawl, rows, out)
-    write_html(out, crawl, rows, summary(crawl, rows, [], {}, out, analysis=analysis), analysis)
+    write_html(out, crawl, rows, summary(crawl, rows, 0, {}, out, analysis=analysis), analysis)
     written = time.perf_counter() - started
     path = out / "report.html"
     loads = [open_time(path) for _ in range(3)]

@@ -109,6 +109,7 @@ class Session:
     index: object = None
     rows: object = None
     cannibal: object = None
+    near_duplicates: int | None = None  # the pairs rank wrote to cannibalisation.csv (its rows let go)
     rejected: object = None
     confidence: object = None
     evidence: object = None  # rank's lexical evidence, reused by the confidence folds of the same run
@@ -271,6 +272,9 @@ def stage_rank(s: Session) -> None:
         s.evidence = None
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
+    # the report needs only their number: the rows (one a near-duplicate pair, ~1.1 a page on a
+    # synthetic site) go now rather than through the anchoring and the report
+    s.near_duplicates, s.cannibal = len(s.cannibal), None
 
 
 def stage_anchors(s: Session) -> None:
@@ -353,17 +357,17 @@ def stage_report(s: Session) -> None:
     crawl = s.get_crawl()
     if s.rows is None:
         s.rows = report.read_suggestions(s.out / "anchored.parquet")
-    if s.cannibal is None:
-        s.cannibal = []
     started = time.perf_counter()
     report.write_suggestions(s.out, s.rows, crawl)
     confidence = s.confidence.to_json() if s.confidence is not None else None
     if confidence is None and (s.out / "confidence.json").is_file():
         confidence = json.loads((s.out / "confidence.json").read_text())
     analysis = report.analyse(crawl, s.rows, s.out, getattr(s.args, "job", None), decisions_path(s.args))
-    figures = report.summary(crawl, s.rows, s.cannibal, s.timings, s.out, s.rejected, confidence, analysis)
-    if not s.cannibal and (s.out / "cannibalisation.csv").is_file():
-        figures["near_duplicate_pairs"] = max(0, sum(1 for _ in open(s.out / "cannibalisation.csv")) - 1)
+    near_duplicates = s.near_duplicates
+    if near_duplicates is None:  # the report stage alone: rank's file says
+        near_duplicates = report.csv_rows(s.out / "cannibalisation.csv")
+    figures = report.summary(crawl, s.rows, near_duplicates, s.timings, s.out, s.rejected, confidence,
+                             analysis)
     if s.decisions is not None:  # rank's counts also say what it held back (the analysis has the states)
         figures["decisions"] = s.decisions
     figures["crawl"] = str(Path(s.args.crawl).resolve())  # apply's default for "edited since the crawl"

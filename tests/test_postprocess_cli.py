@@ -203,6 +203,25 @@ def test_run_then_stages_one_at_a_time(tmp_path):
 
 
 @pytest.mark.slow
+def test_the_summary_counts_the_near_duplicate_pairs_of_a_run_and_of_the_report_alone(tmp_path):
+    """The run lets the near-duplicate rows go once cannibalisation.csv is written and keeps their
+    number; the report stage alone counts the file's rows."""
+    copy = page(url("/coffee/espresso-copy/"), "How to pull a good espresso shot | Example Kitchen",
+                SITE[0]["text"])
+    crawl, out = write_crawl(tmp_path / "crawl", [*SITE, copy], SITE_LINKS), tmp_path / "out"
+    result = postprocess("--crawl", str(crawl), "--out", str(out), *LOW)
+    assert result.returncode == 0, result.stderr
+    assert "near duplicates  1 pairs" in result.stdout
+    with open(out / "cannibalisation.csv", newline="", encoding="utf-8") as handle:
+        assert len(list(csv.reader(handle))) == 2  # the header and the pair
+    assert json.loads((out / "summary.json").read_text())["near_duplicate_pairs"] == 1
+    (out / "summary.json").unlink()
+    report = postprocess("report", "--crawl", str(crawl), "--out", str(out), *LOW)
+    assert report.returncode == 0, report.stderr
+    assert json.loads((out / "summary.json").read_text())["near_duplicate_pairs"] == 1
+
+
+@pytest.mark.slow
 def test_html_report_escapes_page_text(tmp_path):
     evil = page(url("/evil/"), "<script>alert(1)</script> Espresso tips | Example Kitchen",
                 SITE[0]["text"].replace("espresso", "<b>espresso</b>"))

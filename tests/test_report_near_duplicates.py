@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import tracemalloc
 
+from postprocess.apps.report import csv_rows
 from postprocess.apps.report.analysis import near_duplicates
 
 COLUMNS = ["url_a", "url_b", "title_a", "title_b", "similarity", "already_linked"]
@@ -39,3 +40,13 @@ def test_the_file_is_read_a_row_at_a_time(tmp_path):
         tracemalloc.stop()
     assert len(shown) == 25 and float(shown[0]["similarity"]) == max(float(r["similarity"]) for r in shown)
     assert peak < 2_000_000, peak
+
+
+def test_the_pairs_are_counted_as_csv_rows_not_lines(tmp_path):
+    """A title with a line break is one row; no file is no pairs."""
+    write_pairs(tmp_path, [0.5, 0.9])
+    with open(tmp_path / "cannibalisation.csv", "a", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerow(["https://site.test/c/", "https://site.test/d/", "Two\nlines", "D",
+                                     0.97, "False"])
+    assert csv_rows(tmp_path / "cannibalisation.csv") == 3
+    assert csv_rows(tmp_path / "nothing.csv") == 0

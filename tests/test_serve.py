@@ -52,7 +52,7 @@ def write_output(out: Path, crawl_dir: Path, rows: list[Suggestion] = ROWS) -> P
     """An output directory as ``python -m postprocess`` leaves it, written by the real writers."""
     crawl = load_crawl(write_site(crawl_dir))
     report.write_suggestions(out, rows, crawl)
-    report.write_html(out, crawl, rows, report.summary(crawl, rows, [], {}, out))
+    report.write_html(out, crawl, rows, report.summary(crawl, rows, 0, {}, out))
     urls = [p.url for p in crawl.pages]
     vectors = np.random.default_rng(0).normal(size=(len(urls), 8)).astype("float32")
     save_index(build_index(urls, vectors, trees=2), out)

@@ -18,6 +18,7 @@ from postprocess.apps.report.queue import (
     INFO_COLUMNS,
     SUGGESTION_COLUMNS,
     csv_columns,
+    csv_rows,
     page_titles,
     part_names,
     read_pool,
@@ -30,7 +31,7 @@ from postprocess.apps.report.queue import (
     write_suggestions,
 )
 
-__all__ = ["CANNIBAL_COLUMNS", "INFO_COLUMNS", "SUGGESTION_COLUMNS", "Analysis", "analyse",
-           "csv_columns", "format_summary", "orphan_pages", "page_titles", "part_names", "read_pool",
+__all__ = ["CANNIBAL_COLUMNS", "INFO_COLUMNS", "SUGGESTION_COLUMNS", "Analysis", "analyse", "csv_columns",
+           "csv_rows", "format_summary", "orphan_pages", "page_titles", "part_names", "read_pool",
            "read_suggestions", "render_html", "suggestions_table", "summary", "write_cannibalisation",
            "write_csv", "write_html", "write_pages", "write_parquet", "write_suggestions", "write_summary"]

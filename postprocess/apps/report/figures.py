@@ -20,10 +20,11 @@ def orphan_pages(crawl: Crawl) -> list[str]:
     return sorted(p.url for p in crawl.pages if inbound.get(p.url, 0) == 0)
 
 
-def summary(crawl: Crawl, rows: Sequence[Suggestion], cannibal: Sequence[Suggestion],
+def summary(crawl: Crawl, rows: Sequence[Suggestion], near_duplicates: int,
             timings: dict[str, float], out: Path, rejected: Counter[str] | None = None,
             confidence: dict | None = None, analysis: Analysis | None = None) -> dict:
-    """The figures of a run (summary.json and the lines printed at the end); with ``analysis``, also
+    """The figures of a run (summary.json and the lines printed at the end; ``near_duplicates``: the
+    pairs in cannibalisation.csv); with ``analysis``, also
     click depth now and after, content orphans, crawl health, the trend and the decisions' counts."""
     figures = {
         "pages": len(crawl.pages),
@@ -33,7 +34,7 @@ def summary(crawl: Crawl, rows: Sequence[Suggestion], cannibal: Sequence[Suggest
         "anchors_in_text": sum(1 for s in rows if s.anchor_type == "text"),
         "anchors_from_title": sum(1 for s in rows if s.anchor_type == "title"),
         "orphan_pages": len(orphan_pages(crawl)),
-        "near_duplicate_pairs": len(cannibal),
+        "near_duplicate_pairs": near_duplicates,
         "page_kinds": dict(Counter(p.kind for p in crawl.pages).most_common()),
         "rejected": dict(sorted((rejected or Counter()).items())),
         "seconds": {k: round(v, 2) for k, v in timings.items()},

@@ -153,6 +153,15 @@ def write_csv(path: Path, table: pa.Table, columns: Sequence[str]) -> None:
     replace_atomically(path, write)
 
 
+def csv_rows(path: Path) -> int:
+    """The rows of a CSV file that ``write_csv`` wrote, less its header (0 when there is no file);
+    a field's line breaks do not count."""
+    if not path.is_file():
+        return 0
+    with open(path, newline="", encoding="utf-8") as handle:
+        return max(0, sum(1 for _ in csv.reader(handle)) - 1)
+
+
 def csv_columns(table: pa.Table) -> list[str]:
     """Editor's order: who links to whom with which words, then the score and its parts."""
     first = ["source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
