@@ -374,3 +374,26 @@ def test_tf_idf_weights_the_counts_in_their_own_arrays_as_the_transformer_does()
     assert weighted.data.tobytes() == expected.data.tobytes()
     assert weighted.indices.tolist() == expected.indices.tolist()
     assert weighted.indptr.tolist() == expected.indptr.tolist()
+
+
+def test_the_tfidf_job_hands_freed_memory_back_before_and_during_its_neighbours(monkeypatch) -> None:
+    """The allocator keeps what the term counts and the SVD freed unless told: the job hands it back
+    after the index is made and again before the reduced rows' Annoy index is built and queried."""
+    from postprocess.stages import lexical
+
+    events: list[str] = []
+    monkeypatch.setattr(lexical, "give_back", lambda: events.append("give back"))
+    built = lexical.LexicalIndex.__init__
+    monkeypatch.setattr(lexical.LexicalIndex, "__init__",
+                        lambda self, *a, **k: (built(self, *a, **k), events.append("index"))[0])
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(300)]
+    documents = [" ".join(rng.choice(words) for _ in range(40)) for _ in range(60)]
+    index = lexical.LexicalIndex(documents)
+    events.clear()
+    approximate = index.approximate_neighbours(5)
+    assert events == ["give back"]  # the SVD's transients, before the Annoy index
+    events.clear()
+    _, rows, sims = lexical._lexical_neighbours(documents, 5)
+    assert events[:2] == ["index", "give back"] and rows.shape == sims.shape == (60, 5)
+    assert approximate[0].shape == (60, 5)
