@@ -66,6 +66,25 @@ def test_a_pools_stage_file_is_the_one_its_rows_make(tmp_path) -> None:  # noqa:
         read_pool(tmp_path / "missing.parquet")
 
 
+def test_a_pool_is_written_a_row_group_at_a_time_into_the_file_a_whole_write_makes(tmp_path, monkeypatch
+                                                                                  ) -> None:  # noqa: ANN001
+    """Only a row group's URL strings are made at once; the file is byte for byte the one writing the
+    whole table with groups of that size makes (a part absent in some groups, or in all, included)."""
+    import pyarrow.parquet as pq
+
+    from postprocess.apps.report import queue
+
+    monkeypatch.setattr(queue, "POOL_WRITE_ROWS", 2)
+    pool = Pool.from_rows(ROWS)
+    grouped, whole = tmp_path / "grouped.parquet", tmp_path / "whole.parquet"
+    write_parquet(grouped, pool)
+    pq.write_table(pool_table(pool), whole, row_group_size=2)
+    file = pq.ParquetFile(grouped)
+    assert [file.metadata.row_group(i).num_rows for i in range(file.metadata.num_row_groups)] == [2, 2, 1]
+    assert grouped.read_bytes() == whole.read_bytes()
+    assert list(read_pool(grouped)) == ROWS
+
+
 def _live_suggestions() -> int:
     gc.collect()
     return sum(1 for o in gc.get_objects() if type(o) is Suggestion)

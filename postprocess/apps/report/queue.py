@@ -112,31 +112,56 @@ def _read_stage_file(path: Path) -> pa.Table:
     return pq.read_table(path)
 
 
+#: Rows of a pool written at a time: Parquet's default row group (``pq.write_table``'s), so the file
+#: is the one a whole-table write makes, while only one group's URL strings are ever made (a pool
+#: is ~15 rows a page: at a million pages its two URL columns whole would be ~3 GB).
+POOL_WRITE_ROWS = 1024 * 1024
+
+
 def write_parquet(path: Path, rows: Sequence[Suggestion], crawl: Crawl | None = None) -> None:
-    """A stage file: the rows (or a ``Pool``'s columns) with everything the next stage reads."""
-    table = pool_table(rows) if isinstance(rows, Pool) and crawl is None else suggestions_table(rows, crawl)
+    """A stage file: the rows (or a ``Pool``'s columns, a row group at a time) with everything the
+    next stage reads."""
+    if isinstance(rows, Pool) and crawl is None:
+        replace_atomically(path, lambda tmp: _write_pool(tmp, rows))
+        return
+    table = suggestions_table(rows, crawl)
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def pool_table(pool: Pool) -> pa.Table:
-    """``suggestions_table(rows)`` of the pool's rows, made from its columns."""
-    n = len(pool)
+def _write_pool(path: Path, pool: Pool) -> None:
+    """``pool_table`` of each ``POOL_WRITE_ROWS`` rows in turn, each a row group of one file."""
     urls = pa.array(pool.urls, pa.string())
+    first = pool_table(pool, 0, POOL_WRITE_ROWS, urls)
+    with pq.ParquetWriter(path, first.schema) as writer:
+        writer.write_table(first)
+        del first
+        for start in range(POOL_WRITE_ROWS, len(pool), POOL_WRITE_ROWS):
+            writer.write_table(pool_table(pool, start, start + POOL_WRITE_ROWS, urls))
+
+
+def pool_table(pool: Pool, start: int = 0, stop: int | None = None, urls: pa.Array | None = None
+               ) -> pa.Table:
+    """``suggestions_table(rows)`` of the pool's rows ``start:stop`` (all: the whole pool), made from
+    its columns (``urls``: the pool's URLs as an Arrow array, when made already)."""
+    part = slice(start, stop)
+    sources, targets = pool.sources[part], pool.targets[part]
+    n = len(sources)
+    urls = urls if urls is not None else pa.array(pool.urls, pa.string())
     empty = pa.array([""] * n, pa.string())
     columns: dict[str, pa.Array] = {
-        "source_url": urls.take(pa.array(pool.sources)),
-        "target_url": urls.take(pa.array(pool.targets)),
+        "source_url": urls.take(pa.array(sources)),
+        "target_url": urls.take(pa.array(targets)),
         "anchor": empty, "anchor_type": empty, "context": empty,
         "confidence": pa.array(np.zeros(n), pa.float64()),
-        "score": pa.array(pool.scores, pa.float64()),
+        "score": pa.array(pool.scores[part], pa.float64()),
         "evidence": empty,
-        "rank": pa.array(pool.ranks, pa.int32()),
+        "rank": pa.array(pool.ranks[part], pa.int32()),
     }
     for name in part_names(pool):
         values = pool.parts.get(name)
         mask = pool.absent.get(name)
         columns[name] = (pa.nulls(n, pa.float64()) if values is None
-                         else pa.array(values, pa.float64(), mask=mask))
+                         else pa.array(values[part], pa.float64(), mask=None if mask is None else mask[part]))
     return pa.table(columns)
 
 
