@@ -397,3 +397,24 @@ def test_the_tfidf_job_hands_freed_memory_back_before_and_during_its_neighbours(
     _, rows, sims = lexical._lexical_neighbours(documents, 5)
     assert events[:2] == ["index", "give back"] and rows.shape == sims.shape == (60, 5)
     assert approximate[0].shape == (60, 5)
+
+
+def test_the_names_and_the_anchor_finder_hand_back_what_their_builds_freed(monkeypatch) -> None:
+    """Both are built in the main process while the TF-IDF job runs beside it: each hands the
+    allocator's freed memory back once it is made (after the names' scan; at the finder's end)."""
+    from crawlkit import SITE, SITE_LINKS
+
+    from postprocess.stages import anchors, lexical
+    from postprocess.stages.load import build_crawl
+
+    events: list[str] = []
+    monkeypatch.setattr(lexical, "give_back", lambda: events.append("give back"))
+    monkeypatch.setattr(anchors, "give_back", lambda: events.append("give back"))
+    scanned = lexical.NameIndex.__init__
+    monkeypatch.setattr(lexical.NameIndex, "__init__",
+                        lambda self, *a, **k: (scanned(self, *a, **k), events.append("names"))[0])
+    evidence = SiteEvidence(["a", "b", "c", "d", "e"], [("", "")] * 5, DOCS, DOCS, [], 2)
+    assert events == ["names", "give back"] and evidence.names is not None
+    events.clear()
+    finder = anchors.AnchorFinder(build_crawl(SITE, SITE_LINKS, []))
+    assert events == ["give back"] and finder.pages

@@ -42,6 +42,7 @@ import numpy as np
 from linkspider.items import PROSE_KINDS
 from postprocess import background
 from postprocess.background import in_chunks
+from postprocess.memory import give_back
 from postprocess.stages.links import (
     LinkTable,
     TargetsBySource,
@@ -614,6 +615,9 @@ class AnchorFinder:
         del keys
         self._page_named = self._pages_named()
         self._index_links(crawl.links, counts)
+        # what the build freed, handed back: the allocator kept it (100k pages: the finder held 0.54
+        # GB of the process's memory after its build, 0.31 GB once handed back)
+        give_back()
 
     def with_links(self, crawl: Crawl) -> AnchorFinder:
         """This finder for the same pages with other links (the evaluation's and confidence's hidden
