@@ -114,7 +114,7 @@ def _read_stage_file(path: Path) -> pa.Table:
 
 #: Rows of a pool written at a time: Parquet's default row group (``pq.write_table``'s), so the file
 #: is the one a whole-table write makes, while only one group's URL strings are ever made (a pool
-#: is ~15 rows a page: at a million pages its two URL columns whole would be ~3 GB).
+#: is ~15 rows a page; 5.9 M rows written whole held 865 MB at once, by groups 308 MB).
 POOL_WRITE_ROWS = 1024 * 1024
 
 
