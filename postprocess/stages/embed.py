@@ -28,11 +28,11 @@ from postprocess.errors import InputError
 from postprocess.options import Options
 from postprocess.stages.chunk_vectors import PAGE_FILE_GLOB, ChunkVectors, RowWriter, map_rows, write_rows
 from postprocess.stages.chunk_vectors import new_file_name as new_chunk_file
-from postprocess.stages.chunk_vectors import remove_others as remove_other_chunk_files
+from postprocess.stages.chunk_vectors import remove_others as remove_older_files
 from postprocess.stages.load import Crawl, Page
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
-from postprocess.stages.vector_cache import VectorParts, vector_column, vectors_of
+from postprocess.stages.vector_cache import VectorParts, matrix_column, vector_column, vectors_of
 
 log = logging.getLogger(__name__)
 
@@ -432,10 +432,10 @@ def save_vectors(path: Path, embeddings: Embeddings) -> Embeddings:
     if not isinstance(chunks, ChunkVectors):
         chunks = ChunkVectors.from_arrays(list(chunks), dim)
     chunks = chunks.save(path.parent)
-    vector_file = embeddings.vector_file
+    vector_file = embeddings.vector_file if dim else None
     if dim and (vector_file is None or vector_file.parent.resolve() != path.parent.resolve()):
         vector_file = write_rows(path.parent, embeddings.vectors)
-    vectors = map_rows(vector_file, dim, len(embeddings.urls)) if dim and vector_file else embeddings.vectors
+    vectors = map_rows(vector_file, dim, len(embeddings.urls)) if vector_file else embeddings.vectors
     table = pa.table({
         "url": pa.array(embeddings.urls, pa.string()),
         "vector": matrix_column(vectors),
@@ -443,21 +443,12 @@ def save_vectors(path: Path, embeddings: Embeddings) -> Embeddings:
         "chunk_count": pa.array(chunks.counts, pa.int64()),
     }).replace_schema_metadata({"model_id": embeddings.model_id, "dimension": str(dim),
                                 "chunk_file": chunks.path.name if chunks.path else "",
-                                "vector_file": vector_file.name if dim and vector_file else ""})
+                                "vector_file": vector_file.name if vector_file else ""})
     replace_atomically(path, lambda tmp: pq.write_table(table, tmp))
-    remove_other_chunk_files(path.parent, chunks.path)
-    remove_other_chunk_files(path.parent, vector_file if dim else None, PAGE_FILE_GLOB)
-    embeddings.chunk_vectors, embeddings.vectors = chunks, vectors
-    embeddings.vector_file = vector_file if dim else None
+    remove_older_files(path.parent, chunks.path)
+    remove_older_files(path.parent, vector_file, PAGE_FILE_GLOB)
+    embeddings.chunk_vectors, embeddings.vectors, embeddings.vector_file = chunks, vectors, vector_file
     return embeddings
-
-
-def matrix_column(matrix: np.ndarray) -> pa.Array:
-    """A list<float32> column of ``matrix``'s rows, its values the matrix's own memory (no copy)."""
-    rows, dim = matrix.shape if matrix.ndim == 2 else (0, 0)
-    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * np.int32(dim))
-    values = np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1)
-    return pa.ListArray.from_arrays(offsets, pa.array(values, pa.float32()))
 
 
 def read_vectors(path: Path) -> Embeddings:
@@ -465,13 +456,14 @@ def read_vectors(path: Path) -> Embeddings:
     the embed stage has not run or its files do not fit."""
     if not path.is_file():
         raise InputError(f"{path} not found: run the embed stage first (python -m postprocess embed)")
-    meta = pq.read_schema(path).metadata or {}
+    schema = pq.read_schema(path)
+    meta = schema.metadata or {}
     dim = int(meta.get(b"dimension", b"0"))
     if dim <= 0:
         raise InputError(f"{path} has no vector dimension: run the embed stage again")
     vector_name = meta.get(b"vector_file", b"").decode()
     if vector_name:  # the page vectors mapped from their file, not read from the table
-        table = pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c != "vector"])
+        table = pq.read_table(path, columns=[c for c in schema.names if c != "vector"])
         try:
             vectors = map_rows(path.parent / vector_name, dim, table.num_rows)
         except (OSError, ValueError) as exc:

@@ -47,6 +47,14 @@ def vector_column(vectors: Sequence[np.ndarray]) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, pa.float32()))
 
 
+def matrix_column(matrix: np.ndarray) -> pa.Array:
+    """``vector_column`` of a 2-D matrix's rows, its values the matrix's own memory (no copy)."""
+    rows, dim = matrix.shape if matrix.ndim == 2 else (0, 0)
+    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * np.int32(dim))
+    values = np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1)
+    return pa.ListArray.from_arrays(offsets, pa.array(values, pa.float32()))
+
+
 def vectors_of(column: pa.ChunkedArray, dim: int | None = None) -> list[np.ndarray]:
     """The arrays of a list<float32> column, each reshaped to rows of ``dim`` (None: as stored)."""
     out: list[np.ndarray] = []
