@@ -279,6 +279,54 @@ def test_the_pairs_parts_are_not_held_in_memory_before_the_caps():
     assert held < 200_000 * 16 + candidates.SPILL_PAIRS * 80 + 2_000_000, held  # 20 MB before
 
 
+def test_the_caps_take_pairs_best_first_ties_broken_by_source_then_target_url():
+    """The pool's pairs are those ``apply_caps`` takes from the rows sorted by ``sort_key`` (score
+    descending, then source URL, then target URL), with the URLs' order not the pages' numbers and
+    many scores tied; the scores given are left as they were."""
+    from postprocess.stages import candidates
+
+    rng = np.random.default_rng(7)
+    urls = [f"https://s.test/{name}/" for name in rng.permutation([f"p{i:03d}" for i in range(300)])]
+    pool, rows, given = candidates._PairColumns(), [], []
+    for source in range(300):
+        targets = rng.choice(300, 20, replace=False)
+        scores = np.round(rng.random(20), 1)  # ~10 values: ties everywhere
+        pool.add(source, targets, scores, {"similarity": scores * 2})
+        given.append((scores, scores.copy()))
+        rows += [Suggestion(urls[source], urls[t], float(v), {}) for t, v in zip(targets, scores, strict=True)]
+    taken = pool.capped(urls, 4, 3)
+    expected = apply_caps(sorted(rows, key=candidates.sort_key), 4, 3)
+    assert [(urls[s], urls[t], v, r) for s, t, v, r in zip(taken.sources, taken.targets, taken.scores,
+                                                            taken.ranks, strict=True)] == [
+        (e.source_url, e.target_url, e.score, e.rank) for e in expected]
+    assert taken.parts["similarity"].tolist() == [e.score * 2 for e in expected]
+    assert all(scores.tobytes() == copy.tobytes() for scores, copy in given)
+
+
+def test_the_caps_sort_holds_one_key_and_the_order_beside_the_pairs(monkeypatch):
+    """The caps' sort holds, beside the pairs waiting (16 bytes each), one int64 key that takes the
+    place of the sources and targets, the scores joined and the order (24 bytes a pair; under 28 with
+    the caps' pass over a chunk), where two 8-byte URL keys, a negated copy of the scores and the
+    columns joined and reordered held ~57."""
+    import tracemalloc
+
+    from postprocess.stages import candidates
+
+    monkeypatch.setattr(candidates, "CAPS_CHUNK", 1024)  # the caps' pass: ~80 bytes a pair of a chunk
+    rng = np.random.default_rng(2)
+    pool = candidates._PairColumns()
+    for source in range(2000):
+        pool.add(source, rng.integers(0, 2000, 100), rng.random(100), {})
+    tracemalloc.start()
+    try:
+        taken = pool.capped([f"u{i:05d}" for i in range(2000)], 3, 3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(taken) > 0
+    assert peak < 200_000 * 28, peak
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

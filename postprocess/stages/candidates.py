@@ -86,14 +86,25 @@ def capped(sources: Sequence[Hashable], targets: Sequence[Hashable], per_source:
 def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, per_target: int,
                    numbers: int, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
     """``capped`` for pages given as numbers below ``numbers``: (positions taken, each one's rank in its
-    source) as arrays, the pairs read ``chunk`` at a time (as Python ints: a list of every pair's ints
-    cost ~80 bytes a pair at once)."""
+    source) as arrays, the pairs read ``chunk`` at a time."""
+    chunks = ((sources[start:start + chunk], targets[start:start + chunk])
+              for start in range(0, len(sources), chunk))
+    return capped_chunks(chunks, per_source, per_target, numbers)
+
+
+#: Pairs the caps read at a time (as Python ints: a list of every pair's ints cost ~80 bytes a pair).
+CAPS_CHUNK = 1 << 16
+
+
+def capped_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], per_source: int, per_target: int,
+                  numbers: int) -> tuple[np.ndarray, np.ndarray]:
+    """``capped_numbers`` over the pairs given as (sources, targets) pieces, in order."""
     given = [0] * numbers
     received = [0] * numbers
     taken, ranks = array("q"), array("i")
-    for start in range(0, len(sources), chunk):
-        pairs = zip(sources[start:start + chunk].tolist(), targets[start:start + chunk].tolist(), strict=True)
-        for i, (source, target) in enumerate(pairs, start):
+    start = 0
+    for sources, targets in chunks:
+        for i, (source, target) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True), start):
             rank = given[source] + 1
             if rank > per_source or received[target] >= per_target:
                 continue
@@ -101,6 +112,7 @@ def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, pe
             received[target] += 1
             taken.append(i)
             ranks.append(rank)
+        start += len(sources)
     return np.frombuffer(taken, dtype=np.int64), np.frombuffer(ranks, dtype=np.int32)
 
 
@@ -275,11 +287,46 @@ class PairFilter:
                     "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
 
-def _sort_ranks(urls: Sequence[str]) -> np.ndarray:
-    """Each URL's place when the URLs are sorted (ties in score are broken by URL)."""
-    ranks = np.empty(len(urls), dtype=np.int64)
-    ranks[sorted(range(len(urls)), key=urls.__getitem__)] = np.arange(len(urls))
-    return ranks
+class _UrlOrder:
+    """The pages' places when their URLs are sorted, and a pair's (source, target) as one int64 that
+    sorts as the two URLs do (ties in score are broken by source URL, then target URL)."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self.pages = len(urls)
+        kind = np.int32 if self.pages < 1 << 31 else np.int64
+        self.by_place = np.array(sorted(range(self.pages), key=urls.__getitem__), dtype=kind)
+        self.place = np.empty(self.pages, dtype=kind)
+        self.place[self.by_place] = np.arange(self.pages, dtype=kind)
+
+    def keys(self, sources: list[np.ndarray], targets: list[np.ndarray], size: int) -> np.ndarray:
+        """The pairs' keys, the two columns' pieces let go as they are read (the keys take their place:
+        8 bytes a pair, as the two columns of 4)."""
+        key = np.empty(size, dtype=np.int64)
+        start = 0
+        sources.reverse()
+        targets.reverse()
+        while sources:
+            source, target = sources.pop(), targets.pop()
+            end = start + len(source)
+            np.multiply(self.place[source], self.pages, out=key[start:end], dtype=np.int64)
+            key[start:end] += self.place[target]
+            start = end
+        return key
+
+    def pairs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (sources, targets) of ``keys``."""
+        sources, targets = np.divmod(keys, self.pages)
+        return self.by_place[sources], self.by_place[targets]
+
+
+def _best_first(keys: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The pairs' order, best first: score descending, then the pairs' URL keys. The scores are
+    negated in place for the sort and back after it (exact), not copied."""
+    np.negative(scores, out=scores)
+    try:
+        return np.lexsort((keys, scores))
+    finally:
+        np.negative(scores, out=scores)
 
 
 def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
@@ -370,21 +417,23 @@ class _PairColumns:
         """The pairs taken best first (score, then source and target URL) under the caps."""
         if not self.size:
             return Pool(urls, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), {})
-        sources, targets = np.concatenate(self.sources), np.concatenate(self.targets)
-        scores = np.concatenate(self.scores)
-        self.sources, self.targets, self.scores = [], [], []  # each column's pieces freed once joined
-        rank = _sort_ranks(urls)
-        order = np.lexsort((rank[targets], rank[sources], -scores))
-        del rank
-        taken, places = capped_numbers(sources[order], targets[order], per_source, per_target, len(urls))
+        scores = _joined_once(self.scores)
+        urls_order = _UrlOrder(urls)
+        keys = urls_order.keys(self.sources, self.targets, self.size)
+        order = _best_first(keys, scores)
+        in_order = (urls_order.pairs(keys[order[start:start + CAPS_CHUNK]])
+                    for start in range(0, len(order), CAPS_CHUNK))
+        taken, places = capped_chunks(in_order, per_source, per_target, len(urls))
         rows = order[taken]
         del order
+        (sources, targets), scores = urls_order.pairs(keys[rows]), scores[rows]  # every pair's columns let go
+        del keys
         by_row = np.argsort(rows, kind="stable")  # the kept rows in pair order, to read each piece once
         parts = {}
         for name in list(self.parts):
             parts[name] = _gathered(self.parts.pop(name), rows, by_row)
         self._file = None
-        return Pool(urls, sources[rows], targets[rows], scores[rows], places, parts)
+        return Pool(urls, sources, targets, scores, places, parts)
 
 
 def _loose_tail(pieces: list, most: int | None = None) -> int:
@@ -395,6 +444,13 @@ def _loose_tail(pieces: list, most: int | None = None) -> int:
             break
         count, pairs = count + 1, pairs + len(piece)
     return count
+
+
+def _joined_once(pieces: list[np.ndarray]) -> np.ndarray:
+    """A column's pieces in memory as one array, the list emptied (its pieces freed as it is made)."""
+    joined = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+    pieces.clear()
+    return joined
 
 
 def _joined(pieces: list[np.ndarray | OnDisk]) -> np.ndarray:
