@@ -399,6 +399,49 @@ def test_the_tfidf_job_hands_freed_memory_back_before_and_during_its_neighbours(
     assert approximate[0].shape == (60, 5)
 
 
+@pytest.mark.parametrize("fit_rows", [2000, 500])
+def test_the_neighbours_queries_hold_no_reduced_rows_no_svd_and_an_index_in_a_deleted_file(
+        tmp_path, monkeypatch, fit_rows) -> None:
+    """While the reduced index is queried (the long part of the TF-IDF job) the process holds the
+    neighbours' arrays and little else of its own: not the reduced rows, not the fitted SVD (dims ×
+    terms), not the Annoy index (built in an unlinked temporary file, mapped; none left behind)."""
+    import tempfile
+    from pathlib import Path
+
+    from annoy import AnnoyIndex  # noqa: F401 - imported before memory is traced
+    from sklearn.decomposition import TruncatedSVD  # noqa: F401
+
+    from postprocess.stages import lexical
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(4000)]
+    documents = [" ".join(vocab[int(w)] for w in rng.choice(100, 60) + 100 * (d % 40)) for d in range(1500)]
+    index = lexical.LexicalIndex(documents)
+    seen: dict[str, object] = {}
+
+    class Watched(lexical.LexicalIndex):
+        def similarities(self, source, targets):  # noqa: ANN001, ANN202
+            if not seen:
+                seen["held"] = tracemalloc.get_traced_memory()[0]
+                maps = Path("/proc/self/maps").read_text()
+                seen["mapped"] = [line for line in maps.splitlines() if "linkspider-lexical-index-" in line]
+            return super().similarities(source, targets)
+
+    watched = Watched.__new__(Watched)
+    watched.__dict__.update(index.__dict__)
+    tracemalloc.start()
+    try:
+        rows, sims = watched.approximate_neighbours(5, dims=64, fit_rows=fit_rows)
+    finally:
+        tracemalloc.stop()
+    neighbours_bytes = rows.nbytes + sims.nbytes  # 60 KB; the reduced rows 384 KB, the SVD's 2 MB
+    assert seen["held"] < neighbours_bytes + 150_000, seen["held"]
+    assert seen["mapped"] and all(line.endswith("(deleted)") for line in seen["mapped"])
+    assert list(tmp_path.iterdir()) == []
+    assert rows.shape == (1500, 5) and (rows >= 0).all()
+
+
 def test_the_names_and_the_anchor_finder_hand_back_what_their_builds_freed(monkeypatch) -> None:
     """Both are built in the main process while the TF-IDF job runs beside it: each hands the
     allocator's freed memory back once it is made (after the names' scan; at the finder's end)."""

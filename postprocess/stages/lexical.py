@@ -20,10 +20,13 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import os
 import re
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse
@@ -38,6 +41,9 @@ from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 from postprocess.stages.tokeniser import terms
+
+if TYPE_CHECKING:
+    from annoy import AnnoyIndex
 
 #: Title separators that set off a site-wide suffix or prefix ("Page | Site").
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
@@ -261,16 +267,18 @@ class LexicalIndex:
         svd = TruncatedSVD(dims, random_state=0)
         index = AnnoyIndex(dims, "angular")
         index.set_seed(0)
+        _build_on_disk(index)
         if n <= fit_rows:
             blocks: Iterable[np.ndarray] = [svd.fit_transform(self.matrix).astype(np.float32)]
         else:  # fitted on a seeded sample of the rows, every row reduced a block at a time
             svd.fit(self.matrix[np.sort(np.random.default_rng(0).choice(n, fit_rows, replace=False))])
             blocks = (svd.transform(self.matrix[start:start + REDUCE_BLOCK_ROWS]).astype(np.float32)
                       for start in range(0, n, REDUCE_BLOCK_ROWS))
-        for i, vec in enumerate(itertools.chain.from_iterable(blocks)):
-            index.add_item(i, vec)
-        del blocks
-        give_back()  # the SVD's dense transients (~0.1 GB a 100k pages), before the index and the queries
+        _add_rows(index, blocks)
+        # the reduced rows and the fitted SVD (its components: dims × terms float64, 46 MB at 100k
+        # pages) let go before the index and the queries, and the SVD's dense transients handed back
+        del blocks, svd
+        give_back()
         index.build(trees, n_jobs=1)
         for i in range(n):
             found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
@@ -289,6 +297,25 @@ def _lexical_neighbours(documents: Sequence[str], k: int) -> tuple[LexicalIndex,
     # pages: 0.30 → 0.13 GB held; the child's end 0.41 → 0.31 GB above its start, docs/benchmarks.md)
     give_back()
     return (index, *index.neighbours(k))
+
+
+def _build_on_disk(index: AnnoyIndex) -> None:
+    """``index`` built in an unlinked temporary file (Annoy's ``on_disk_build``): its nodes are file
+    pages the system may drop and read again, not this process's own memory (100k pages: ~0.1 GB),
+    and nothing is left behind when the process ends, however it ends."""
+    handle, path = tempfile.mkstemp(prefix="linkspider-lexical-index-")
+    os.close(handle)
+    try:
+        index.on_disk_build(path)
+    finally:
+        os.unlink(path)
+
+
+def _add_rows(index: AnnoyIndex, blocks: Iterable[np.ndarray]) -> None:
+    """Each row of ``blocks`` added to ``index`` as item 0, 1, … (in a function of its own: the loop's
+    last row is a view that would keep its whole block alive in the caller)."""
+    for i, vec in enumerate(itertools.chain.from_iterable(blocks)):
+        index.add_item(i, vec)
 
 
 @dataclass(frozen=True, slots=True)
