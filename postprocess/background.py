@@ -19,6 +19,7 @@ was at the fork). Its function and arguments travel pickled, through a second te
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -44,6 +45,24 @@ SPLIT_MIN_ITEMS = 2000
 _children: set[int] = set()
 #: Whether this process is a forked child (its parent is taken to be working too).
 _in_child = False
+#: The forked children (pids) this process froze its objects for (``_freeze``), not yet collected.
+_frozen_for: set[int] = set()
+
+
+def _freeze() -> None:
+    """Before a fork that shares this heap: every object tracked now is moved out of the cyclic
+    collector's reach (``gc.freeze``), in this process and in the child, until the child is collected.
+    A full collection writes to every tracked object's header, so each process would copy every page
+    of them that the other still shares (the crawl's pages, the names, the finder) once it collected."""
+    gc.freeze()
+
+
+def _thaw(pid: int) -> None:
+    """The child ``pid`` collected: the objects frozen for it are the collector's again once no other
+    child shares them."""
+    _frozen_for.discard(pid)
+    if not _frozen_for and not _in_child:
+        gc.unfreeze()
 
 
 def processes_working() -> int:
@@ -60,6 +79,7 @@ def processes_working() -> int:
                 alive += 1
         except ChildProcessError:
             _children.discard(pid)
+            _thaw(pid)
     return 1 + alive + int(_in_child)
 
 
@@ -144,11 +164,18 @@ class Background(Generic[T]):
         # held) until the parent reads a pipe too full to take it.
         self._file = tempfile.TemporaryFile(prefix="linkspider-background-")
         parent = os.getpid()
-        pid = os.fork()
+        if not fresh:  # a fresh child leaves this heap at once: nothing to keep shared
+            _freeze()
+        try:
+            pid = os.fork()
+        except OSError:
+            _thaw(-1)
+            raise
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
             global _in_child
             _in_child = True
             _children.clear()  # the parent's, not this process's
+            _frozen_for.clear()
             code = 1
             try:  # whatever fails here, the child leaves (never runs on as a copy of the parent)
                 _die_with_parent()
@@ -162,6 +189,8 @@ class Background(Generic[T]):
                 os._exit(code)
         self._pid = pid
         _children.add(pid)
+        if not fresh:
+            _frozen_for.add(pid)
 
     @property
     def done(self) -> bool:
@@ -191,6 +220,7 @@ class Background(Generic[T]):
             return self._function(*self._args)
         _, status = os.waitpid(self._pid, 0)
         _children.discard(self._pid)
+        _thaw(self._pid)
         self._pid = None
         assert self._file is not None
         with self._file as written:
