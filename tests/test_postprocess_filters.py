@@ -293,7 +293,8 @@ def test_the_caps_take_pairs_best_first_ties_broken_by_source_then_target_url():
         scores = np.round(rng.random(20), 1)  # ~10 values: ties everywhere
         pool.add(source, targets, scores, {"similarity": scores * 2})
         given.append((scores, scores.copy()))
-        rows += [Suggestion(urls[source], urls[t], float(v), {}) for t, v in zip(targets, scores, strict=True)]
+        rows += [Suggestion(urls[source], urls[t], float(v), {})
+                 for t, v in zip(targets, scores, strict=True)]
     taken = pool.capped(urls, 4, 3)
     expected = apply_caps(sorted(rows, key=candidates.sort_key), 4, 3)
     assert [(urls[s], urls[t], v, r) for s, t, v, r in zip(taken.sources, taken.targets, taken.scores,
