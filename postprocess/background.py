@@ -57,10 +57,11 @@ def _freeze() -> None:
     gc.freeze()
 
 
-def _thaw(pid: int) -> None:
-    """The child ``pid`` collected: the objects frozen for it are the collector's again once no other
-    child shares them."""
-    _frozen_for.discard(pid)
+def _thaw(pid: int | None = None) -> None:
+    """The child ``pid`` collected (None: a fork that failed): the objects frozen for it are the
+    collector's again once no other child shares them."""
+    if pid is not None:
+        _frozen_for.discard(pid)
     if not _frozen_for and not _in_child:
         gc.unfreeze()
 
@@ -169,7 +170,7 @@ class Background(Generic[T]):
         try:
             pid = os.fork()
         except OSError:
-            _thaw(-1)
+            _thaw()
             raise
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
             global _in_child

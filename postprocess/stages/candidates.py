@@ -83,17 +83,17 @@ def capped(sources: Sequence[Hashable], targets: Sequence[Hashable], per_source:
     return list(zip(taken.tolist(), ranks.tolist(), strict=True))
 
 
+#: Pairs the caps read at a time (as Python ints: a list of every pair's ints cost ~80 bytes a pair).
+CAPS_CHUNK = 1 << 16
+
+
 def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, per_target: int,
-                   numbers: int, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+                   numbers: int, chunk: int = CAPS_CHUNK) -> tuple[np.ndarray, np.ndarray]:
     """``capped`` for pages given as numbers below ``numbers``: (positions taken, each one's rank in its
     source) as arrays, the pairs read ``chunk`` at a time."""
     chunks = ((sources[start:start + chunk], targets[start:start + chunk])
               for start in range(0, len(sources), chunk))
     return capped_chunks(chunks, per_source, per_target, numbers)
-
-
-#: Pairs the caps read at a time (as Python ints: a list of every pair's ints cost ~80 bytes a pair).
-CAPS_CHUNK = 1 << 16
 
 
 def capped_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], per_source: int, per_target: int,
