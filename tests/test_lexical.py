@@ -461,3 +461,28 @@ def test_the_names_and_the_anchor_finder_hand_back_what_their_builds_freed(monke
     events.clear()
     finder = anchors.AnchorFinder(build_crawl(SITE, SITE_LINKS, []))
     assert events == ["give back"] and finder.pages
+
+
+def test_the_names_share_their_words_and_the_page_names_the_links_give_share_their_tuples() -> None:
+    """However many names hold a word, it is one string (``sys.intern``); a page's name the links
+    give too is their words' tuple, not a copy; a name already spaced is the page's own string."""
+    h1 = "".join(["Burr grinders ", "at home"])
+    titles = [("Espresso guide", ""), (h1, "Espresso machines"), ("Kettles", "Espresso guide"), ("", "")]
+    texts = ["an espresso guide and burr grinders at home", "the espresso machines", "kettles", ""]
+    uses = [(1, 0, "espresso  guide"), (2, 0, "Espresso guide"), (0, 2, "kettles"), (3, 1, "burr grinders")]
+    texts_of = sorted({anchor for _, _, anchor in uses})
+    columns = AnchorUses(np.array([s for s, _, _ in uses], dtype=np.int32),
+                         np.array([t for _, t, _ in uses], dtype=np.int32),
+                         np.array([texts_of.index(a) for _, _, a in uses], dtype=np.int32), texts_of)
+    for anchor_uses in (uses, columns):
+        index = NameIndex(titles, anchor_uses, texts)
+        keys = {words: words for words in index.by_words}
+        assert {("espresso", "guide"), ("kettles",), ("burr", "grinders", "at", "home")} <= set(keys)
+        strings: dict[str, set[int]] = {}
+        for words in [*index.by_words, *index._owners]:
+            for word in words:
+                strings.setdefault(word, set()).add(id(word))
+        assert all(len(ids) == 1 for ids in strings.values()), strings
+        assert index._owners and all(keys[words] is words for words in index._owners)
+        [name] = [n for n in index.by_words[("burr", "grinders", "at", "home")] if n.kind == "h1"]
+        assert name.phrase is h1

@@ -643,3 +643,38 @@ def test_a_sources_words_and_sentences_stand_where_the_text_has_them(text):
     assert src.spans == [(m.start(), m.end() - (2 if m.group().endswith("()") else 0)) for m in found]
     assert src.bounds == [m.end() for m in SENTENCE_END.finditer(src.text)]
     assert [src.text[a:b] for a, b in src.spans] == src.raw
+
+
+def test_the_pass_over_every_pages_words_leaves_the_normal_forms_cache_as_it_was():
+    """The finder's count of words and phrases over every page keeps its own map of the words it
+    normalised (``Vocabulary``): it never fills ``normalise``'s cache with the site's whole vocabulary
+    (228k words at 100k synthetic pages, held by the main process through the run)."""
+    from postprocess.stages.anchors import _prose_counts
+
+    pages = [page(url(f"/p{i}"), f"Moka pot {i}", f"The Moka pot {i} and word{i}x brew. A Hario kettle.")
+             for i in range(6)]
+    crawl = build_crawl(pages, [], [])
+    normalise.cache_clear()
+    word_pages, found = _prose_counts(crawl, [("moka", "pot"), ("kettle",)])
+    assert normalise.cache_info().currsize == 0
+    assert word_pages["word3x"] == 1 and word_pages["kettle"] == 6 and found[("moka", "pot")] == 6
+
+
+def test_asking_whether_a_phrase_can_be_a_name_keeps_nothing():
+    """``_nameable`` is asked about every part of every title and slug: it holds none of them (an
+    LRU cache of them held ~60 MB at 100k pages, more misses than hits)."""
+    import tracemalloc
+
+    from postprocess.stages.anchors import _nameable
+
+    keys = [(f"grinder{i}", "burr") for i in range(20_000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert all(map(_nameable, keys))
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 50_000, held
+    assert not _nameable(("the", "guide")) and not _nameable(("of", "the")) and not _nameable(())
+    assert not _nameable(tuple("abcdefg")) and _nameable(("the", "burr", "grinder"))

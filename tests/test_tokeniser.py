@@ -7,7 +7,7 @@ import pytest
 from postprocess.stages.anchors import source_text
 from postprocess.stages.lexical import scan_page_names
 from postprocess.stages.load import Block, Page
-from postprocess.stages.tokeniser import bare, folded, terms, words
+from postprocess.stages.tokeniser import NORMAL_FORMS_KEPT, bare, folded, normal_form, normalise, terms, words
 
 TEXTS = [
     "Use count() on a QuerySet, then call Model.save().",
@@ -57,3 +57,31 @@ def test_a_name_is_not_found_inside_a_longer_word() -> None:
     found = scan_page_names(names, ["We're sure the e-mail is built-in: count() it.", "import re; mail it"])
     assert [dict(found[page]) for page in range(2)] == [{("built-in",): 1, ("count()",): 1},
                                                          {("re",): 1, ("mail",): 1}]
+
+
+def test_a_word_in_its_normal_form_is_its_own_normal_form() -> None:
+    """A word already normal comes back as itself (a cache or a name holds one string, not two)."""
+    word = "".join(["mod", "el"])
+    assert normal_form(word) is word
+    assert normal_form("Models") == "model" and normal_form("queries") == "query"
+    assert normal_form("save()") == "save" and normal_form("class") == "class"
+
+
+def test_the_normal_forms_kept_are_bounded() -> None:
+    """``normalise`` keeps the forms of its most recently used words, never a whole site's vocabulary:
+    four times as many distinct words hold no more than one times as many do."""
+    import tracemalloc
+
+    def held(count: int) -> int:
+        normalise.cache_clear()
+        fresh = [f"w{i}x" for i in range(count)]
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            list(map(normalise, fresh))
+            return tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+            normalise.cache_clear()
+
+    assert held(4 * NORMAL_FORMS_KEPT) < 1.5 * held(NORMAL_FORMS_KEPT)
