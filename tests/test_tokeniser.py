@@ -7,7 +7,16 @@ import pytest
 from postprocess.stages.anchors import source_text
 from postprocess.stages.lexical import scan_page_names
 from postprocess.stages.load import Block, Page
-from postprocess.stages.tokeniser import NORMAL_FORMS_KEPT, bare, folded, normal_form, normalise, terms, words
+from postprocess.stages.tokeniser import (
+    NORMAL_FORMS_KEPT,
+    bare,
+    folded,
+    normal_form,
+    normalise,
+    spaced,
+    terms,
+    words,
+)
 
 TEXTS = [
     "Use count() on a QuerySet, then call Model.save().",
@@ -85,3 +94,11 @@ def test_the_normal_forms_kept_are_bounded() -> None:
             normalise.cache_clear()
 
     assert held(4 * NORMAL_FORMS_KEPT) < 1.5 * held(NORMAL_FORMS_KEPT)
+
+
+def test_a_phrase_spaced_already_is_kept_as_it_is() -> None:
+    """``spaced`` gives back the phrase itself when its words are one space apart (names and
+    spellings held for every page share the page's string), else a spaced copy."""
+    phrase = "".join(["Espresso ", "guide"])
+    assert spaced(phrase) is phrase
+    assert spaced("  Espresso\n guide ") == "Espresso guide"

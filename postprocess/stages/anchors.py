@@ -72,6 +72,7 @@ from postprocess.stages.tokeniser import (
     folded,
     normal_form,
     normalise,
+    spaced,
     split_ends,
     words,
 )
@@ -722,7 +723,7 @@ class AnchorFinder:
                 found = spellings[urls[t]]
                 if found is None:
                     found = spellings[urls[t]] = set()
-                found.add(" ".join(texts[a].split()))
+                found.add(spaced(texts[a]))
         self.spellings = Changed(self.spellings, spellings)
 
     def _anchor_keys(self, table: LinkTable) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
@@ -805,7 +806,7 @@ class AnchorFinder:
             if anchor:
                 spelling = spelled.get(anchor)
                 if spelling is None:
-                    spelling = spelled[anchor] = " ".join(anchor.split())
+                    spelling = spelled[anchor] = spaced(anchor)
                 self.spellings[target].add(spelling)
         self._names: dict[str, list[Name]] = {}
         # a fold's (``without``): the site's finder, and the targets whose link names the fold changed

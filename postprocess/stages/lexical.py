@@ -41,7 +41,7 @@ from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
-from postprocess.stages.tokeniser import terms
+from postprocess.stages.tokeniser import spaced, terms
 
 if TYPE_CHECKING:
     from annoy import AnnoyIndex
@@ -371,12 +371,6 @@ def name_words(phrase: str) -> tuple[str, ...]:
     return tuple(map(sys.intern, terms(phrase)))
 
 
-def _spaced(phrase: str) -> str:
-    """``phrase`` with its runs of white space made one space: ``phrase`` itself when they are."""
-    spaced = " ".join(phrase.split())
-    return phrase if spaced == phrase else spaced
-
-
 def _usable(words: tuple[str, ...]) -> bool:
     return not _is_generic(words) and len(words) <= MAX_NAME_TOKENS
 
@@ -396,7 +390,7 @@ def _count_anchor_uses(anchor_uses: Iterable[tuple[int, int, str]]) -> _AnchorCo
         use_count[words] += 1
         pair_count[(words, target)] += 1
         linking_sources[words].add(source)
-        spelled.setdefault((words, target), _spaced(anchor))
+        spelled.setdefault((words, target), spaced(anchor))
     pairs = [(words, target, n, spelled[(words, target)]) for (words, target), n in pair_count.items()]
     return _AnchorCounts(pairs, use_count, {words: len(found) for words, found in linking_sources.items()})
 
@@ -436,7 +430,7 @@ def _count_anchor_columns(uses: AnchorUses,
 
     keys, first, counts = first_seen(keys_with(target))
     texts = uses.texts
-    pairs = [(words_of[k // width], k % width, n, _spaced(texts[a] or ""))
+    pairs = [(words_of[k // width], k % width, n, spaced(texts[a] or ""))
              for k, n, a in zip(keys.tolist(), counts.tolist(), anchor[first].tolist(), strict=True)]
     use_count: Counter[tuple[str, ...]] = Counter()
     for words, _, n, _ in pairs:
@@ -591,7 +585,7 @@ class NameIndex:
                 if _is_generic(words) or len(words) > MAX_NAME_TOKENS or words in seen:
                     continue
                 seen.add(words)
-                owners[same.get(words, words)].append((row, _spaced(phrase), kind))
+                owners[same.get(words, words)].append((row, spaced(phrase), kind))
         del same
         _add_page_names(self.by_words, owners)
         # The page names of words links also name (a fold that hides links names them again).

@@ -80,3 +80,10 @@ def terms(text: str) -> list[str]:
 def words(text: str | None) -> list[str]:
     """The normalised words of ``text``: how names and anchors are compared."""
     return list(map(normalise, WORD.findall(text or "")))
+
+
+def spaced(phrase: str) -> str:
+    """``phrase`` with each run of white space made one space: ``phrase`` itself when it is so already
+    (a name or a spelling kept for every page holds the page's string, not a copy)."""
+    joined = " ".join(phrase.split())
+    return phrase if joined == phrase else joined
