@@ -441,3 +441,46 @@ def test_a_set_of_jobs_loads_as_the_row_merge_of_those_jobs_and_an_outline_witho
     assert all(p.text == "" and p.blocks == () and p.title == "" for p in outline.pages)
     with pytest.raises(InputError, match="for jobs x, y"):
         load_crawl(tmp_path, frozenset({"y", "x"}))
+
+
+def _anonymous_kb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
+
+
+def _mapped_from_a_file(values: np.ndarray) -> bool:
+    """Whether ``values`` are read from a memory-mapped file (``spill.mapped``)."""
+    import mmap
+
+    base = values
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
+
+def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory():
+    """``mapped`` gives the same values, read-only, from file pages: 48 MB mapped and read through
+    leave the process's anonymous memory as it was; a forked child reads them too."""
+    from postprocess.stages.spill import mapped
+
+    values = np.arange(12_000_000, dtype=np.int32)
+    before = _anonymous_kb()
+    kept = mapped(values)
+    del values
+    assert int(kept[::1024].sum()) == sum(range(0, 12_000_000, 1024)) and int(kept.sum()) > 0
+    assert _anonymous_kb() - before < -40_000  # the 48 MB array freed, nothing of it held again
+    assert not kept.flags.writeable and kept.dtype == np.int32 and _mapped_from_a_file(kept)
+    child = Background(lambda: int(kept[-1]), fork=True)
+    assert child.forked and child.result() == 11_999_999
+    empty = mapped(np.zeros((0, 3), dtype=np.float32))
+    assert empty.shape == (0, 3) and empty.dtype == np.float32
+
+
+def test_the_loaded_link_tables_columns_are_mapped_from_files(tmp_path):
+    """The link table's columns, read by every stage and written by none (15 bytes a link: ~0.1 GB
+    at 100k pages), are mapped from files, not the loader's memory."""
+    crawl = load_crawl(_multi_part(tmp_path))
+    table = crawl.links
+    for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
+        column = getattr(table, name)
+        assert len(column) and _mapped_from_a_file(column), name

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from linkspider.items import READABLE_VERSIONS, TABLES
 from postprocess.errors import InputError
 from postprocess.stages.links import Link, LinkTable
-from postprocess.stages.spill import BatchFile, SpillFile
+from postprocess.stages.spill import BatchFile, SpillFile, mapped
 
 __all__ = ["Block", "Crawl", "Link", "LinkTable", "Page", "build_crawl", "load_crawl"]
 
@@ -776,8 +776,8 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
         return LinkTable(list(urls), *(np.zeros(0, dtype=np.int64),) * 2, [], np.zeros(0, dtype=np.int64), [],
                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
 
-    def kept(name: str) -> np.ndarray:  # a column at a time
-        return np.concatenate(columns.pop(name))
+    def kept(name: str) -> np.ndarray:  # a column at a time, mapped from a file of its own (``mapped``)
+        return mapped(np.concatenate(columns.pop(name)))
 
     return LinkTable(list(urls), kept("source"), kept("target"), list(anchors), kept("anchor"),
                      list(positions), kept("position"), kept("nofollow"), kept("internal"))
