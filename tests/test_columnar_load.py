@@ -478,9 +478,12 @@ def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory()
 
 def test_the_loaded_link_tables_columns_are_mapped_from_files(tmp_path):
     """The link table's columns, read by every stage and written by none (15 bytes a link: ~0.1 GB
-    at 100k pages), are mapped from files, not the loader's memory."""
+    at 100k pages), and its targets by source, are mapped from files, not the process's memory."""
     crawl = load_crawl(_multi_part(tmp_path))
     table = crawl.links
     for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
         column = getattr(table, name)
         assert len(column) and _mapped_from_a_file(column), name
+    linked = table.by_source()  # the finder's linked pages a source at a time, read to the anchoring's end
+    assert _mapped_from_a_file(linked.targets)
+    assert linked.get(ESPRESSO) == {link.target_url for link in table if link.source_url == ESPRESSO} != set()

@@ -18,6 +18,8 @@ from typing import overload
 
 import numpy as np
 
+from postprocess.stages.spill import mapped
+
 
 @dataclass(frozen=True, slots=True)
 class Link:
@@ -271,7 +273,7 @@ class TargetsBySource:
 
     def __init__(self, table: LinkTable) -> None:
         order = np.argsort(table.source, kind="stable")
-        self.targets = table.target[order]
+        self.targets = mapped(table.target[order])  # 4 bytes a link, read to the anchoring's end
         self.indptr = np.searchsorted(table.source[order], np.arange(len(table.urls) + 1))
         self.ids, self.urls = table.ids, table.urls
 
