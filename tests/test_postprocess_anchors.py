@@ -7,6 +7,7 @@ import pytest
 from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMATOES, link, page, url
 
 from postprocess.stages.anchors import (
+    EVIDENCE_ORDER,
     SENTENCE_END,
     AnchorFinder,
     NameOwners,
@@ -678,3 +679,13 @@ def test_asking_whether_a_phrase_can_be_a_name_keeps_nothing():
     assert held < 50_000, held
     assert not _nameable(("the", "guide")) and not _nameable(("of", "the")) and not _nameable(())
     assert not _nameable(tuple("abcdefg")) and _nameable(("the", "burr", "grinder"))
+
+
+def test_the_targets_names_share_one_rank_a_value():
+    """Every target's names are kept through the anchoring: names of the same evidence and length hold
+    one float, not one each."""
+    finder = AnchorFinder(build_crawl(SITE, SITE_LINKS, []))
+    names = [name for row in SITE for name in finder.names(finder.pages[row["url"]])]
+    assert len(names) > len({(n.evidence, len(n.words)) for n in names})
+    assert len({id(n.rank) for n in names}) == len({(n.evidence, len(n.words)) for n in names})
+    assert all(n.rank == EVIDENCE_ORDER[n.evidence] + len(n.words) / 10 for n in names)
