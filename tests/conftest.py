@@ -5,12 +5,14 @@ Keep fixtures generic and in clearly named functions; several test modules use t
 
 from __future__ import annotations
 
+import mmap
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
 import pytest
 from wordpress_site import WordPressSite, missing, wordpress_site
 
@@ -82,3 +84,16 @@ def wordpress(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WordPressSit
         pytest.skip(f"WordPress cannot run here: {problem}")
     with wordpress_site(tmp_path_factory.mktemp("wordpress")) as site:
         yield site
+
+
+def _mapped_from_a_file(values: np.ndarray) -> bool:
+    base = values
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
+
+@pytest.fixture
+def mapped_from_a_file() -> Callable[[np.ndarray], bool]:
+    """Whether an array is read from a memory-mapped file (``spill.mapped``)."""
+    return _mapped_from_a_file

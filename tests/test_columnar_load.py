@@ -448,17 +448,7 @@ def _anonymous_kb() -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
 
 
-def _mapped_from_a_file(values: np.ndarray) -> bool:
-    """Whether ``values`` are read from a memory-mapped file (``spill.mapped``)."""
-    import mmap
-
-    base = values
-    while isinstance(base, np.ndarray) and base.base is not None:
-        base = base.base
-    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
-
-
-def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory():
+def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory(mapped_from_a_file):
     """``mapped`` gives the same values, read-only, from file pages: 48 MB mapped and read through
     leave the process's anonymous memory as it was; a forked child reads them too."""
     from postprocess.stages.spill import mapped
@@ -469,21 +459,21 @@ def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory()
     del values
     assert int(kept[::1024].sum()) == sum(range(0, 12_000_000, 1024)) and int(kept.sum()) > 0
     assert _anonymous_kb() - before < -40_000  # the 48 MB array freed, nothing of it held again
-    assert not kept.flags.writeable and kept.dtype == np.int32 and _mapped_from_a_file(kept)
+    assert not kept.flags.writeable and kept.dtype == np.int32 and mapped_from_a_file(kept)
     child = Background(lambda: int(kept[-1]), fork=True)
     assert child.forked and child.result() == 11_999_999
     empty = mapped(np.zeros((0, 3), dtype=np.float32))
     assert empty.shape == (0, 3) and empty.dtype == np.float32
 
 
-def test_the_loaded_link_tables_columns_are_mapped_from_files(tmp_path):
+def test_the_loaded_link_tables_columns_are_mapped_from_files(tmp_path, mapped_from_a_file):
     """The link table's columns, read by every stage and written by none (15 bytes a link: ~0.1 GB
     at 100k pages), and its targets by source, are mapped from files, not the process's memory."""
     crawl = load_crawl(_multi_part(tmp_path))
     table = crawl.links
     for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
         column = getattr(table, name)
-        assert len(column) and _mapped_from_a_file(column), name
+        assert len(column) and mapped_from_a_file(column), name
     linked = table.by_source()  # the finder's linked pages a source at a time, read to the anchoring's end
-    assert _mapped_from_a_file(linked.targets)
+    assert mapped_from_a_file(linked.targets)
     assert linked.get(ESPRESSO) == {link.target_url for link in table if link.source_url == ESPRESSO} != set()

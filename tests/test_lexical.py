@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -488,18 +489,11 @@ def test_the_names_share_their_words_and_the_page_names_the_links_give_share_the
         assert name.phrase is h1
 
 
-def test_the_tfidf_index_and_neighbours_the_ranking_reads_are_mapped_from_files() -> None:
+def test_the_tfidf_index_and_neighbours_the_ranking_reads_are_mapped_from_files(
+        mapped_from_a_file: Callable[[np.ndarray], bool]) -> None:
     """Once ready, the site's TF-IDF matrix and its neighbours (read by every pair's score to the end
     of the run, written by nothing: ~0.14 GB at 100k pages) are mapped from files, not held in the
     process's memory; the similarities are those of the index as it was made."""
-    import mmap
-
-    def mapped_from_a_file(values: np.ndarray) -> bool:
-        base = values
-        while isinstance(base, np.ndarray) and base.base is not None:
-            base = base.base
-        return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
-
     documents = [f"espresso grinder burr {i} kettle" if i % 2 else f"tomato compost soil {i}"
                  for i in range(40)]
     made = LexicalIndex(documents)
