@@ -553,7 +553,8 @@ def _trimmed(name: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], str]:
 def _nameable(key: tuple[str, ...]) -> bool:
     """Whether ``key`` can be a name: a few words, not only stopwords or weak words ("guide", "more").
     Set operations, no cache: an LRU cache of 262,144 parts was full at 100k pages with more misses
-    than hits, and over the same calls averaged 1.09 µs a call against these operations' 0.66."""
+    than hits, and over the same calls took 715 ns a call against these operations' 530
+    (``benchmarks/name_caches.py``)."""
     if len(key) > MAX_WORDS:
         return False
     content = set(key).difference(STOPWORDS)
