@@ -326,7 +326,9 @@ def stage_anchors(s: Session) -> None:
                         lambda: learn_confidence(crawl, s.embeddings, s.index, passages, s.options, finder,
                                                  s.evidence))
     s.finder = s.evidence = s.learning = finder = None
+    give_back()  # the rows read back from the anchoring's files, and their passage check, made the queue
     s.rows = queue(rows, model, s.options, s.rejected)
+    give_back()  # the rows the cut and the caps dropped
     s.confidence = model
     passages.save()
     payload = json.dumps(model.to_json(), indent=2)
@@ -358,11 +360,17 @@ def stage_report(s: Session) -> None:
     if s.rows is None:
         s.rows = report.read_suggestions(s.out / "anchored.parquet")
     started = time.perf_counter()
+    # Each step's transients (Arrow tables, the CSV's rows, the link graph's passes) are freed into
+    # the C heap between live objects, where the next step's Python objects (in arenas of their own)
+    # cannot reuse them: handed back after each step, the steps' peaks do not pile up (100k
+    # synthetic pages: 0.23 GB kept after the queue's files, 0.18 GB more after the analysis).
     report.write_suggestions(s.out, s.rows, crawl)
+    give_back()
     confidence = s.confidence.to_json() if s.confidence is not None else None
     if confidence is None and (s.out / "confidence.json").is_file():
         confidence = json.loads((s.out / "confidence.json").read_text())
     analysis = report.analyse(crawl, s.rows, s.out, getattr(s.args, "job", None), decisions_path(s.args))
+    give_back()
     near_duplicates = s.near_duplicates
     if near_duplicates is None:  # the report stage alone: rank's file says
         near_duplicates = report.csv_rows(s.out / "cannibalisation.csv")

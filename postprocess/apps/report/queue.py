@@ -165,15 +165,22 @@ def pool_table(pool: Pool, start: int = 0, stop: int | None = None, urls: pa.Arr
     return pa.table(columns)
 
 
+#: Rows of a table made Python values at a time when it is written as CSV (the queue's 187,074 rows
+#: at 100k synthetic pages, every column at once: 0.26 GB of Python objects).
+CSV_BATCH_ROWS = 16_384
+
+
 def write_csv(path: Path, table: pa.Table, columns: Sequence[str]) -> None:
-    """``columns`` of ``table`` as UTF-8 CSV with a header row."""
-    data = {c: table[c].to_pylist() for c in columns}
+    """``columns`` of ``table`` as UTF-8 CSV with a header row, ``CSV_BATCH_ROWS`` rows made Python
+    values at a time."""
+    chosen = table.select(list(columns))  # a column the table lacks fails here, before any file
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(columns)
-            writer.writerows(zip(*(data[c] for c in columns), strict=True))
+            for batch in chosen.to_batches(max_chunksize=CSV_BATCH_ROWS):
+                writer.writerows(zip(*(column.to_pylist() for column in batch.columns), strict=True))
 
     replace_atomically(path, write)
 
