@@ -689,3 +689,27 @@ def test_the_targets_names_share_one_rank_a_value():
     assert len(names) > len({(n.evidence, len(n.words)) for n in names})
     assert len({id(n.rank) for n in names}) == len({(n.evidence, len(n.words)) for n in names})
     assert all(n.rank == EVIDENCE_ORDER[n.evidence] + len(n.words) / 10 for n in names)
+
+
+def test_a_targets_names_are_kept_as_one_string_and_read_back_the_same():
+    """The names kept for every target through the anchoring are one string a target (a forked process
+    reading them copies a page of them, not the ~11 names, tuples and words of ~1.8 KB): read back,
+    they are the names made, surest first."""
+    finder = AnchorFinder(build_crawl(SITE, SITE_LINKS, []))
+    made = {row["url"]: finder.names(finder.pages[row["url"]]) for row in SITE}
+    assert any(made.values())
+    for target, names in made.items():
+        assert isinstance(finder._names[target], str)
+        again = finder.names(finder.pages[target])
+        assert again == names and [n.rank for n in again] == [n.rank for n in names]
+        assert all(a is not b for a, b in zip(again, names, strict=True)) or not names
+
+
+def test_names_with_a_separator_in_a_word_are_kept_as_they_are():
+    from postprocess.stages.anchors import Name, _packed, _unpacked
+
+    odd = [Name(("a\x00b",), "link", 5.1)]
+    assert _packed(odd) is odd and _unpacked(_packed(odd)) == odd
+    plain = [Name(("query", "set"), "title", 4.2), Name(("set",), "part", 2.1)]
+    assert isinstance(_packed(plain), str) and _unpacked(_packed(plain)) == plain
+    assert _unpacked(_packed([])) == []

@@ -409,6 +409,37 @@ def _rank(evidence: str, length: int) -> float:
     return rank
 
 
+#: A target's names packed into one string (``_packed``): names apart, and the words of a name apart
+#: (no word holds either), each name led by its evidence's number in ``EVIDENCE_KINDS``.
+_NAMES_APART, _WORDS_APART = "\x00", "\x01"
+_EVIDENCE_NUMBER = {kind: str(i) for i, kind in enumerate(EVIDENCE_KINDS)}
+
+
+def _packed(names: list[Name]) -> str | list[Name]:
+    """A target's names as one string, to keep: the names are kept for every target through the
+    anchoring and read by both of its processes, and reading an object writes it (its reference
+    count), so a forked process copies every page of them it reads. As ``Name`` objects (a tuple
+    and its words each, ~11 a target) they held ~1.8 KB a target; packed, one string of ~0.1 KB.
+    Names it cannot pack (a word with a separator, a name of no words) are kept as they are."""
+    packed = []
+    for name in names:
+        if not name.words or any(_NAMES_APART in w or _WORDS_APART in w for w in name.words):
+            return names
+        packed.append(_EVIDENCE_NUMBER[name.evidence] + _WORDS_APART.join(name.words))
+    return _NAMES_APART.join(packed)
+
+
+def _unpacked(kept: str | list[Name]) -> list[Name]:
+    """The names ``_packed`` kept, made again (new objects, equal to the ones packed)."""
+    if not isinstance(kept, str):
+        return kept
+    names = []
+    for part in kept.split(_NAMES_APART) if kept else ():
+        evidence, words = EVIDENCE_KINDS[int(part[0])], tuple(part[1:].split(_WORDS_APART))
+        names.append(Name(words, evidence, _rank(evidence, len(words))))
+    return names
+
+
 _WORDS = operator.attrgetter("words")
 _FIRST_WORD = operator.itemgetter(0)
 
@@ -821,7 +852,7 @@ class AnchorFinder:
                 if spelling is None:
                     spelling = spelled[anchor] = spaced(anchor)
                 self.spellings[target].add(spelling)
-        self._names: dict[str, list[Name]] = {}
+        self._names: dict[str, str | list[Name]] = {}  # per target: its names, ``_packed``
         # a fold's (``without``): the site's finder, and the targets whose link names the fold changed
         self._names_of_site: tuple[AnchorFinder, frozenset[str]] | None = None
         self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
@@ -935,9 +966,9 @@ class AnchorFinder:
 
     def names(self, target: Page) -> list[Name]:
         """Phrases that name ``target``, surest first."""
-        cached = self._names.get(target.url)
-        if cached is not None:
-            return cached
+        kept = self._names.get(target.url)
+        if kept is not None:
+            return _unpacked(kept)
         if self._names_of_site is not None and target.url not in self._names_of_site[1]:
             return self._names_of_site[0].names(target)
         found: dict[tuple[str, ...], Name] = {}
@@ -955,7 +986,7 @@ class AnchorFinder:
                     if part != key and _nameable(part) and part not in self.shared_parts:
                         add(part, "part")
         names = sorted(found.values(), key=lambda n: (-n.rank, n.words))
-        self._names[target.url] = names
+        self._names[target.url] = _packed(names)
         return names
 
     @staticmethod
