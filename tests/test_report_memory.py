@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import tracemalloc
 
 import pyarrow as pa
 import pytest
-from crawlkit import SITE, write_site
+from crawlkit import SITE, SITE_LINKS, write_site
 
 from postprocess import cli
 from postprocess.apps import report
-from postprocess.apps.report import queue, write_csv, write_parquet
+from postprocess.apps.report import html, queue, write_csv, write_parquet
 from postprocess.stages.candidates import Suggestion
+from postprocess.stages.load import build_crawl
 
 
 def expected_csv(table: pa.Table, columns: list[str]) -> str:
@@ -69,3 +71,68 @@ def test_the_report_hands_back_what_each_step_freed_before_the_next(tmp_path, mo
                                                                                    _made(*a, **k))[1])
     assert cli.main(["report", "--crawl", str(crawl), "--out", str(out)]) == 0
     assert events == ["write_suggestions", "give back", "analyse", "give back", "write_html", "give back"]
+
+
+def many_rows(n: int) -> list[Suggestion]:
+    """Queue rows with every character the page must escape inside <script>, and non-ASCII text."""
+    return [Suggestion(f"https://site.test/s{i % 500}/", f"https://site.test/t{i % 700}/", i / 3,
+                       {"similarity": 0.5}, 1, f"café <b> & \u2028 {i}", "text",
+                       f"A sentence </script> with “quotes” and the anchor café {i}.", "title", "", i / 7)
+            for i in range(n)]
+
+
+def test_the_queue_json_is_made_in_pieces_that_join_to_the_whole(monkeypatch):
+    rows = many_rows(50)
+    titles = {r.target_url: f"Title <{r.target_url}>" for r in rows}
+    index: dict[str, int] = {}
+    for r in rows:
+        index.setdefault(r.source_url, len(index))
+        index.setdefault(r.target_url, len(index))
+    table = [[index[r.source_url], index[r.target_url], r.anchor, r.anchor_type, r.context,
+              round(r.confidence, 4), round(r.score, 4), r.evidence] for r in rows]
+    whole = json.dumps({"pages": [[u, titles.get(u, "")] for u in index], "rows": table},
+                       ensure_ascii=False, separators=(",", ":"))
+    escaped = whole.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
+        "\u2028", "\\u2028")
+    monkeypatch.setattr(html, "JSON_BATCH", 7)
+    pieces = list(html.queue_json_pieces(rows, titles))
+    assert len(pieces) > 10 and "".join(pieces) == escaped == html.queue_json(rows, titles)
+    assert "</script>" not in escaped and json.loads(escaped)["rows"][3][4] == rows[3].context
+    assert "".join(html.queue_json_pieces([], {})) == '{"pages":[],"rows":[]}'
+
+
+def test_the_queue_json_is_written_holding_a_piece_at_a_time(tmp_path, monkeypatch):
+    """30,000 rows (~5 MB of JSON, made several times over when whole: values, text, escaped) written
+    piece by piece (here of 1,024 rows) hold a small share of what the whole takes."""
+    monkeypatch.setattr(html, "JSON_BATCH", 1024)
+    rows = many_rows(30_000)
+    titles = {r.target_url: "A title" for r in rows}
+    tracemalloc.start()
+    try:
+        whole = html.queue_json(rows, titles)
+        made_whole = tracemalloc.get_traced_memory()[1]
+        del whole
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        with open(tmp_path / "queue.json", "w", encoding="utf-8") as handle:
+            for piece in html.queue_json_pieces(rows, titles):
+                handle.write(piece)
+        in_pieces = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert (tmp_path / "queue.json").read_text(encoding="utf-8") == html.queue_json(rows, titles)
+    assert in_pieces < made_whole / 4, (in_pieces, made_whole)
+
+
+def test_the_report_page_is_written_with_its_queue_a_piece_at_a_time(tmp_path, monkeypatch):
+    """report.html is the page ``render_html`` makes; ``write_html`` writes its queue's JSON in pieces
+    and never makes it whole."""
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    rows = many_rows(100)
+    analysis = report.analyse(crawl, rows, tmp_path)
+    figures = {"pages": len(crawl.pages)}
+    expected = report.render_html(crawl, rows, figures, analysis, tmp_path)
+    monkeypatch.setattr(html, "JSON_BATCH", 7)
+    monkeypatch.setattr(html, "queue_json", lambda *a: pytest.fail("the queue's JSON made whole"))
+    report.write_html(tmp_path, crawl, rows, figures, analysis)
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == expected

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -30,19 +31,53 @@ _SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"
                    0x2029: "\\u2029"}
 
 
+#: Queue rows (and pages) made JSON at a time when report.html is written.
+JSON_BATCH = 8192
+#: Stands in the rendered page where the queue's JSON goes, while the page is written a piece at a time.
+_QUEUE_HERE = "\x00queue-data\x00"
+
+
 def queue_json(rows: Sequence[Suggestion], titles: dict[str, str]) -> str:
     """The queue as compact JSON safe inside <script>: pages once ([url, title]), rows referring to them."""
+    return "".join(queue_json_pieces(rows, titles))
+
+
+def queue_json_pieces(rows: Sequence[Suggestion], titles: dict[str, str]) -> Iterator[str]:
+    """``queue_json`` in pieces of ``JSON_BATCH`` pages or rows, so that no more of it is made at once
+    (the whole, at 187,074 rows: ~35 MB of text made several times over, as values, JSON, escaped)."""
     index: dict[str, int] = {}
+    for s in rows:
+        for url in (s.source_url, s.target_url):
+            if url not in index:
+                index[url] = len(index)
+    pages = ([u, titles.get(u, "")] for u in index)
+    table = ([index[s.source_url], index[s.target_url], s.anchor, s.anchor_type, s.context,
+              round(s.confidence, 4), round(s.score, 4), s.evidence] for s in rows)
+    yield '{"pages":'
+    yield from _json_list(pages)
+    yield ',"rows":'
+    yield from _json_list(table)
+    yield "}"
 
-    def page(url: str) -> int:
-        if url not in index:
-            index[url] = len(index)
-        return index[url]
 
-    table = [[page(s.source_url), page(s.target_url), s.anchor, s.anchor_type, s.context,
-              round(s.confidence, 4), round(s.score, 4), s.evidence] for s in rows]
-    data = {"pages": [[u, titles.get(u, "")] for u in index], "rows": table}
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_ESCAPES)
+def _json_list(items: Iterable[object]) -> Iterator[str]:
+    """``json.dumps(list(items))`` (compact, safe inside <script>), ``JSON_BATCH`` items a piece."""
+    yield "["
+    first = True
+    for batch in _batched(items):
+        if not first:
+            yield ","
+        yield ",".join(json.dumps(item, ensure_ascii=False, separators=(",", ":")) for item in batch
+                       ).translate(_SCRIPT_ESCAPES)
+        first = False
+    yield "]"
+
+
+def _batched(items: Iterable[object]) -> Iterator[tuple[object, ...]]:
+    """``items`` in tuples of ``JSON_BATCH`` (``itertools.batched`` from Python 3.12)."""
+    iterator = iter(items)
+    while batch := tuple(itertools.islice(iterator, JSON_BATCH)):
+        yield batch
 
 
 def _shown(value: object) -> str:
@@ -106,6 +141,12 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, analysi
     """The report page (``analysis`` is computed when not given; ``out``: where the run's files are)."""
     a = analysis if analysis is not None else analyse(crawl, rows, out or ".")
     titles = page_titles(crawl)
+    return _rendered(crawl, rows, figures, a, titles, Markup(queue_json(rows, titles)))
+
+
+def _rendered(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, a: Analysis, titles: dict[str, str],
+              queue: Markup) -> str:
+    """The report page with ``queue`` as the queue's JSON."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     made = {name: Markup(svg) for name, svg in make_charts(a, titles).items()}
@@ -116,13 +157,29 @@ def render_html(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, analysi
     return env.get_template("report.html.j2").render(
         a=a, figures=figures, facts=facts, charts=made, titles=titles, rows=rows,
         scenarios=[(s, SCENARIO_LABELS[s]) for s in a.depths.scenarios()], link_sets=LINK_SET_LABELS,
-        queue_json=Markup(queue_json(rows, titles)), css=Markup((TEMPLATES / "report.css").read_text()),
+        queue_json=queue, css=Markup((TEMPLATES / "report.css").read_text()),
         script=Markup((TEMPLATES / "queue.js").read_text()),
         starved=a.links.starved({p.url: p.kind for p in crawl.pages}))
 
 
 def write_html(out: Path, crawl: Crawl, rows: Sequence[Suggestion], figures: dict,
                analysis: Analysis | None = None) -> None:
-    """report.html in ``out`` (written under a temporary name, then renamed)."""
-    text = render_html(crawl, rows, figures, analysis, out)
-    replace_atomically(out / "report.html", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    """report.html in ``out`` (written under a temporary name, then renamed): ``render_html``'s page,
+    the queue's JSON written a piece at a time into it (``queue_json_pieces``)."""
+    a = analysis if analysis is not None else analyse(crawl, rows, out)
+    titles = page_titles(crawl)
+    page = _rendered(crawl, rows, figures, a, titles, Markup(_QUEUE_HERE))
+    head, here, tail = page.partition(_QUEUE_HERE)
+    streamed = bool(here) and _QUEUE_HERE not in tail
+    if not streamed:  # the crawl's own text holds the marker: the page is made whole
+        head, tail = _rendered(crawl, rows, figures, a, titles, Markup(queue_json(rows, titles))), ""
+    del page
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(head)
+            for piece in queue_json_pieces(rows, titles) if streamed else ():
+                handle.write(piece)
+            handle.write(tail)
+
+    replace_atomically(out / "report.html", write)
