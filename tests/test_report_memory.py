@@ -136,3 +136,27 @@ def test_the_report_page_is_written_with_its_queue_a_piece_at_a_time(tmp_path, m
     monkeypatch.setattr(html, "queue_json", lambda *a: pytest.fail("the queue's JSON made whole"))
     report.write_html(tmp_path, crawl, rows, figures, analysis)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == expected
+
+
+def test_a_large_pool_is_written_in_row_groups_of_a_bounded_size(tmp_path):
+    """The candidate pool's file is written a row group at a time, each at most ``POOL_WRITE_ROWS``
+    rows (Parquet's default million-row group held +218 MB of URL strings and encoded pages at 100k
+    synthetic pages' 1.48M rows, a group of 131,072 +83 MB); it reads back as the pool."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from postprocess.apps.report import read_pool
+    from postprocess.stages.suggestions import Pool
+
+    rows = 300_000
+    rng = np.random.default_rng(0)
+    urls = [f"https://site.test/page-{i}/" for i in range(1000)]
+    pool = Pool(urls, rng.integers(0, 1000, rows), rng.integers(0, 1000, rows), rng.random(rows),
+                np.ones(rows, dtype=np.int64), {"similarity": rng.random(rows)})
+    write_parquet(tmp_path / "candidates.parquet", pool)
+    groups = pq.ParquetFile(tmp_path / "candidates.parquet").metadata
+    assert groups.num_row_groups == 3 and queue.POOL_WRITE_ROWS <= 131_072
+    back = read_pool(tmp_path / "candidates.parquet")
+    assert np.array_equal(back.scores, pool.scores) and np.array_equal(back.parts["similarity"],
+                                                                       pool.parts["similarity"])
+    assert [back.urls[i] for i in back.sources[:50]] == [urls[i] for i in pool.sources[:50]]
