@@ -242,3 +242,33 @@ def test_a_part_with_corrupt_data_reports_its_rows(tmp_path):
     bad = BadParts()
     loaded = load_crawl(crawl, bad=bad)
     assert len(loaded.pages) == 4 and bad.rows == len(site) - 4
+
+
+def test_a_links_part_unreadable_midway_is_dropped_whole(tmp_path, monkeypatch):
+    """Links are read a batch at a time: a part whose second row group's target URLs are corrupt
+    (read by the second pass alone, after its first batches) counts none of its links with
+    --skip-bad-parts; without, the load stops naming it."""
+    from crawlkit import SITE, SITE_LINKS, link, write_crawl
+
+    from postprocess.stages import load
+    from postprocess.stages.load import BadParts
+
+    crawl = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS, part="job1-0001")
+    alone = load_crawl(crawl)
+    extra = [link(SITE[i % len(SITE)]["url"], f"https://example.test/x{i}/", f"text {i}") for i in range(400)]
+    write_crawl(crawl, [], extra, part="job1-0002")
+    part = crawl / "links" / "part-job1-0002.parquet"
+    pq.write_table(pq.read_table(part), part, row_group_size=200)
+    meta = pq.ParquetFile(part).metadata
+    column = meta.row_group(1).column(meta.schema.names.index("target_url"))
+    start = column.dictionary_page_offset or column.data_page_offset
+    data = bytearray(part.read_bytes())
+    data[start:start + column.total_compressed_size] = bytes(column.total_compressed_size)
+    part.write_bytes(bytes(data))
+    monkeypatch.setattr(load, "LINK_BATCH_ROWS", 50)
+    bad = BadParts()
+    loaded = load_crawl(crawl, bad=bad)
+    assert [path for path, _, _ in bad.parts] == [part]
+    assert list(loaded.links) == list(alone.links)
+    with pytest.raises(InputError, match=r"cannot read .*part-job1-0002\.parquet"):
+        load_crawl(crawl)

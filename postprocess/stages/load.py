@@ -615,23 +615,76 @@ def _checked_parts(files: Iterable[Path], table: str, required: tuple[str, ...],
     ``required`` + ``optional``), checked by ``_checked_columns``."""
     for path in files:
         try:
-            schema = pq.read_schema(path)
-            present = _checked_columns(path, schema, table, required, optional)
-            if job is not None and "job" not in schema.names:
-                raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
-            wanted = [c for c in columns if c in present]
-            wanted += ["job"] if job is not None and "job" not in wanted else []
+            wanted, present = _wanted_columns(path, table, required, optional, columns, job)
             part = pq.read_table(path, columns=wanted)
         except (OSError, pa.ArrowException) as exc:
-            if bad is None:
-                raise InputError(f"cannot read {path}: {exc} "
-                                 "(--skip-bad-parts reads the other parts)") from exc
-            bad.parts.append((path, _rows_in(path), _first_line(exc)))
+            _skipped(path, exc, bad)
             continue
         if job is not None:
             part = part.filter(_of_jobs(part["job"], job))
         yield path, part, present
         del part  # not held while the next part is read (nor should the caller's loop hold it)
+
+
+#: Rows of a links part read at a time (a synthetic 100k-page crawl's parts hold 1.4M links each:
+#: read whole, a part's URL and anchor strings and their encodings were a ~0.5 GB transient).
+LINK_BATCH_ROWS = 1 << 17
+
+
+def _checked_batches(files: Iterable[Path], table: str, required: tuple[str, ...], optional: tuple[str, ...],
+                     columns: tuple[str, ...], job: Jobs, bad: BadParts | None, rows: int | None = None
+                     ) -> Iterator[tuple[Path, Iterator[pa.Table], list[str]]]:
+    """``_checked_parts``, each part's rows read ``rows`` (``LINK_BATCH_ROWS``) at a time: (path, its
+    batches as tables, its columns). A part that fails midway is the caller's to drop (``_each_batch``)."""
+    rows = rows or LINK_BATCH_ROWS
+    for path in files:
+        try:
+            wanted, present = _wanted_columns(path, table, required, optional, columns, job)
+            file = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            _skipped(path, exc, bad)
+            continue
+
+        def batches(file: pq.ParquetFile = file, wanted: list[str] = wanted) -> Iterator[pa.Table]:
+            for batch in file.iter_batches(batch_size=rows, columns=wanted, use_threads=False):
+                part = pa.Table.from_batches([batch])
+                yield part.filter(_of_jobs(part["job"], job)) if job is not None else part
+
+        yield path, batches(), present
+
+
+def _each_batch(path: Path, batches: Iterator[pa.Table], bad: BadParts | None,
+                use: Callable[[pa.Table], None]) -> bool:
+    """``use`` on each batch of a part, in order; False when the part could not be read to its end
+    (recorded in ``bad``; without it, an InputError): the caller drops what it made of its batches."""
+    try:
+        for part in batches:
+            use(part)
+    except (OSError, pa.ArrowException) as exc:
+        _skipped(path, exc, bad)
+        return False
+    return True
+
+
+def _wanted_columns(path: Path, table: str, required: tuple[str, ...], optional: tuple[str, ...],
+                    columns: tuple[str, ...], job: Jobs) -> tuple[list[str], list[str]]:
+    """The columns of ``columns`` to read from a part (with ``job`` when filtering by job) and the
+    columns it has, after ``_checked_columns``."""
+    schema = pq.read_schema(path)
+    present = _checked_columns(path, schema, table, required, optional)
+    if job is not None and "job" not in schema.names:
+        raise InputError(f"{table} part {path.name} has no column 'job' (needed by --job)")
+    wanted = [c for c in columns if c in present]
+    wanted += ["job"] if job is not None and "job" not in wanted else []
+    return wanted, present
+
+
+def _skipped(path: Path, exc: Exception, bad: BadParts | None) -> None:
+    """An unreadable part: an InputError naming it, or, with ``bad``, recorded there."""
+    if bad is None:
+        raise InputError(f"cannot read {path}: {exc} "
+                         "(--skip-bad-parts reads the other parts)") from exc
+    bad.parts.append((path, _rows_in(path), _first_line(exc)))
 
 
 def _load_pages(files: list[Path], job: Jobs, bad: BadParts | None
@@ -702,14 +755,19 @@ def _newest_fetches(files: list[Path], job: Jobs, bad: BadParts | None
     raw: dict[str | None, int] = {}  # its own memo for ``_encode``: a new source's id is its count
     latest = np.zeros(0, dtype=np.int64)
     readable: list[Path] = []
-    for path, part, _ in _checked_parts(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
-                                        ("source_url", "fetched_at"), job, bad):
-        readable.append(path)
-        ids = _encode(part["source_url"], lambda v: len(raw), raw)
-        latest = _padded(latest, len(raw))
-        np.maximum.at(latest, ids, micros(part["fetched_at"]))
-        del part
-    return readable, raw, latest
+    for path, batches, _ in _checked_batches(files, "links", LINK_COLUMNS, LINK_OPTIONAL,
+                                             ("source_url", "fetched_at"), job, bad):
+        found = [latest.copy()]  # this part's fetches count once it is read to its end
+
+        def newest(part: pa.Table, found: list[np.ndarray] = found) -> None:
+            ids = _encode(part["source_url"], lambda v: len(raw), raw)
+            found[0] = _padded(found[0], len(raw))
+            np.maximum.at(found[0], ids, micros(part["fetched_at"]))
+
+        if _each_batch(path, batches, bad, newest):
+            readable.append(path)
+            latest = found[0]
+    return readable, raw, _padded(latest, len(raw))
 
 
 def _padded(latest: np.ndarray, size: int) -> np.ndarray:
@@ -747,31 +805,39 @@ def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], j
     source_of = np.fromiter(map(source_id, raw), dtype=np.int32, count=len(raw))  # raw source id → page
     columns: dict[str, list[np.ndarray]] = defaultdict(list)
     read = tuple(c for c in LINK_COLUMNS + LINK_OPTIONAL if not (outline and c == "anchor_text"))
-    for _, part, _ in _checked_parts(readable, "links", LINK_COLUMNS, LINK_OPTIONAL, read, job, bad):
-        sources = _encode(part["source_url"], lambda v: len(raw), raw)
-        if len(raw) > len(source_of):  # a source the first pass did not see (the part changed since)
-            latest = _padded(latest, len(raw))
-            source_of = np.concatenate([source_of, np.full(len(raw) - len(source_of), -1, dtype=np.int32)])
-        page_of = source_of[sources]
-        keep = (micros(part["fetched_at"]) == latest[sources]) & (page_of >= 0)
-        columns["source"].append(page_of[keep])
-        # every row's target and anchor get their ids (in the order they are met), kept rows or not
-        columns["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])
-        if outline:  # the anchor text "" for every link
-            columns["anchor"].append(np.full(int(keep.sum()), anchors.setdefault("", 0), dtype=np.int32))
-        else:
-            columns["anchor"].append(_encode(part["anchor_text"],
-                                             lambda v: anchors.setdefault(v or "", len(anchors)),
-                                             memos["anchor"])[keep])
-        columns["position"].append(_encode(part["position"],
-                                           lambda v: positions.setdefault(v or "other", len(positions)),
-                                           memos["position"], np.uint8)[keep])
-        names = part.column_names
-        columns["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)[keep]
-                                   if "nofollow" in names else np.zeros(int(keep.sum()), dtype=bool))
-        columns["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)[keep]
-                                   if "internal" in names else np.ones(int(keep.sum()), dtype=bool))
-        del part  # the part's table, freed before the next is read
+    for path, batches, _ in _checked_batches(readable, "links", LINK_COLUMNS, LINK_OPTIONAL, read, job, bad):
+        found: dict[str, list[np.ndarray]] = defaultdict(list)  # this part's: kept once it is read to its end
+
+        def keep_newest(part: pa.Table, found: dict[str, list[np.ndarray]] = found) -> None:
+            nonlocal latest, source_of
+            sources = _encode(part["source_url"], lambda v: len(raw), raw)
+            if len(raw) > len(source_of):  # a source the first pass did not see (the part changed since)
+                latest = _padded(latest, len(raw))
+                more = np.full(len(raw) - len(source_of), -1, dtype=np.int32)
+                source_of = np.concatenate([source_of, more])
+            page_of = source_of[sources]
+            keep = (micros(part["fetched_at"]) == latest[sources]) & (page_of >= 0)
+            found["source"].append(page_of[keep])
+            # every row's target and anchor get their ids (in the order they are met), kept rows or not
+            found["target"].append(_encode(part["target_url"], target_id, memos["target"])[keep])
+            if outline:  # the anchor text "" for every link
+                found["anchor"].append(np.full(int(keep.sum()), anchors.setdefault("", 0), dtype=np.int32))
+            else:
+                found["anchor"].append(_encode(part["anchor_text"],
+                                               lambda v: anchors.setdefault(v or "", len(anchors)),
+                                               memos["anchor"])[keep])
+            found["position"].append(_encode(part["position"],
+                                             lambda v: positions.setdefault(v or "other", len(positions)),
+                                             memos["position"], np.uint8)[keep])
+            names = part.column_names
+            found["nofollow"].append(part["nofollow"].fill_null(False).to_numpy().astype(bool)[keep]
+                                     if "nofollow" in names else np.zeros(int(keep.sum()), dtype=bool))
+            found["internal"].append(part["internal"].fill_null(True).to_numpy().astype(bool)[keep]
+                                     if "internal" in names else np.ones(int(keep.sum()), dtype=bool))
+
+        if _each_batch(path, batches, bad, keep_newest):
+            for name, arrays in found.items():
+                columns[name].extend(arrays)
     if not columns:
         return LinkTable(list(urls), *(np.zeros(0, dtype=np.int64),) * 2, [], np.zeros(0, dtype=np.int64), [],
                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
