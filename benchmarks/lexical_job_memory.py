@@ -67,7 +67,7 @@ def main() -> int:
     lexical.LexicalIndex.__init__ = index_made
     lexical.LexicalIndex.similarities = first_query
     start = time.perf_counter()
-    _, rows, _ = lexical._lexical_neighbours(documents, args.neighbours)
+    _, rows, _ = lexical._lexical_neighbours([documents], args.neighbours)
     marks["queries: peak"] = _PEAK[0]
     print(f"{len(rows):,} pages, {time.perf_counter() - start:.1f} s; own memory above the start "
           f"({base:.0f} MB): " + ", ".join(f"{name} {value - base:+.0f} MB" for name, value in marks.items()))

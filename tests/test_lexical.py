@@ -395,7 +395,7 @@ def test_the_tfidf_job_hands_freed_memory_back_before_and_during_its_neighbours(
     approximate = index.approximate_neighbours(5)
     assert events == ["give back"]  # the SVD's transients, before the Annoy index
     events.clear()
-    _, rows, sims = lexical._lexical_neighbours(documents, 5)
+    _, rows, sims = lexical._lexical_neighbours([documents], 5)
     assert events[:2] == ["index", "give back"] and rows.shape == sims.shape == (60, 5)
     assert approximate[0].shape == (60, 5)
 
@@ -505,3 +505,33 @@ def test_the_tfidf_index_and_neighbours_the_ranking_reads_are_mapped_from_files(
     assert mapped_from_a_file(evidence.lexical_rows) and mapped_from_a_file(evidence.lexical_sims)
     assert np.array_equal(evidence.lexical.similarities(1, np.arange(40)), expected)
     assert evidence.candidates(1)[:3] == [r for r in evidence.lexical_rows[1].tolist() if r >= 0][:3]
+
+
+def test_the_tfidf_job_lets_its_documents_go_once_their_terms_are_counted(monkeypatch) -> None:
+    """The job's documents (72 MB at 100k pages in the fresh child) are held by nothing of the job's
+    through the neighbours' search: the list they come in is emptied once the index is made."""
+    import gc
+    import weakref
+
+    from postprocess.stages import lexical
+
+    class Documents(list):
+        pass
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(300)]
+    documents = Documents(" ".join(rng.choice(words) for _ in range(40)) for _ in range(60))
+    alive = weakref.ref(documents)
+    seen: list[bool] = []
+    search = lexical.LexicalIndex.neighbours
+
+    def neighbours(self, *args, **kwargs):  # noqa: ANN001, ANN202 - LexicalIndex.neighbours's
+        gc.collect()
+        seen.append(alive() is not None)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(lexical.LexicalIndex, "neighbours", neighbours)
+    box = [documents]
+    del documents
+    _, rows, _ = lexical._lexical_neighbours(box, 5)
+    assert box == [] and seen == [False] and rows.shape == (60, 5)

@@ -301,9 +301,14 @@ class LexicalIndex:
         return rows, sims
 
 
-def _lexical_neighbours(documents: Sequence[str], k: int) -> tuple[LexicalIndex, np.ndarray, np.ndarray]:
-    """The TF-IDF index of ``documents`` and each one's ``k`` nearest (``LexicalIndex.neighbours``)."""
-    index = LexicalIndex(documents)
+def _lexical_neighbours(documents: list[Sequence[str]], k: int
+                        ) -> tuple[LexicalIndex, np.ndarray, np.ndarray]:
+    """The TF-IDF index of the documents and each one's ``k`` nearest (``LexicalIndex.neighbours``).
+    ``documents``: a list of the one sequence of them, emptied once their terms are counted, so that
+    the job's process (a fresh child: its call's arguments held by the frames that made the call)
+    holds them no longer through the neighbours' search (100k pages: ``PageDocuments`` unpickled
+    held 72 MB, beside 92 MB of imports)."""
+    index = LexicalIndex(documents.pop())
     # the term counts' freed memory handed back before the neighbours: the allocator kept it (100k
     # pages: 0.30 → 0.13 GB held; the child's end 0.41 → 0.31 GB above its start, docs/benchmarks.md)
     give_back()
@@ -693,9 +698,9 @@ class SiteEvidence:
         self.row = {url: i for i, url in enumerate(self.urls)}
         # a fresh process: forked as it is, it kept ~0.6 GB of this one's heap at 100k pages (the pages
         # this process wrote while it worked; docs/benchmarks.md); ``documents`` must then pickle
-        self._lexical_job: Background | None = Background(_lexical_neighbours, documents, max(1, neighbours),
-                                                          fork=worth_a_fork(len(documents), workers),
-                                                          fresh=True)
+        self._lexical_job: Background | None = Background(
+            _lexical_neighbours, [documents], max(1, neighbours), fork=worth_a_fork(len(documents), workers),
+            fresh=True)
         # the pages' own strings, not copies (or the loader's texts, read when scanned: ``PageValues``)
         self._titles, self._texts = titles, texts if isinstance(texts, Sequence) else list(texts)
         self.names = NameIndex(titles, anchor_uses, self._texts)
