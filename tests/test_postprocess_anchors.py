@@ -703,13 +703,15 @@ def test_a_targets_names_are_kept_as_one_string_and_read_back_the_same():
         again = finder.names(finder.pages[target])
         assert again == names and [n.rank for n in again] == [n.rank for n in names]
         assert all(a is not b for a, b in zip(again, names, strict=True)) or not names
+        firsts = {n.words[0] for n in names[::2]}  # a source that writes the first word of every other name
+        assert finder.names(finder.pages[target], firsts) == [n for n in names if n.words[0] in firsts]
 
 
 def test_names_with_a_separator_in_a_word_are_kept_as_they_are():
     from postprocess.stages.anchors import Name, _packed, _unpacked
 
     odd = [Name(("a\x00b",), "link", 5.1)]
-    assert _packed(odd) is odd and _unpacked(_packed(odd)) == odd
+    assert _packed(odd) is odd and _unpacked(_packed(odd)) == odd and _unpacked(odd, {"b"}) == []
     plain = [Name(("query", "set"), "title", 4.2), Name(("set",), "part", 2.1)]
     assert isinstance(_packed(plain), str) and _unpacked(_packed(plain)) == plain
     assert _unpacked(_packed([])) == []
