@@ -39,7 +39,7 @@ from postprocess.stages.links import distinct, first_seen
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
-from postprocess.stages.spill import mapped
+from postprocess.stages.spill import mapped, mapped_zeros
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 from postprocess.stages.tokeniser import spaced, terms
@@ -164,8 +164,10 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     # sorts by its first-seen ids, then renumbers the columns alphabetically; each batch's pairs
     # were sorted by document, then first-seen id, and the batches follow one another)
     pairs_kept = int(document_frequency[alphabetical[wanted]].sum())
-    data = np.empty(pairs_kept, dtype=np.float32)
-    indices = np.empty(pairs_kept, dtype=np.int32)
+    # in file pages (``mapped_zeros``): the matrix is the TF-IDF job's largest array, held through its
+    # whole neighbours' search (100k pages: 16M pairs, 0.13 GB; a million pages ~1.3 GB)
+    data = mapped_zeros(pairs_kept, np.float32)
+    indices = mapped_zeros(pairs_kept, np.int32)
     kept_per_document = np.zeros(documents_seen, dtype=np.int64)
     filled = documents_done = 0
     for b in range(len(term_ids)):
