@@ -466,6 +466,25 @@ def test_a_mapped_array_is_read_from_an_unlinked_file_not_this_processs_memory(m
     assert empty.shape == (0, 3) and empty.dtype == np.float32
 
 
+def test_mapped_zeros_are_written_to_file_pages_not_this_processs_memory(mapped_from_a_file):
+    """``mapped_zeros`` gives a writable array of zeros in file pages: 48 MB written and read back
+    leave the process's anonymous memory as it was; pickled, it is an ordinary copy."""
+    import pickle
+
+    from postprocess.stages.spill import mapped_zeros
+
+    before = _anonymous_kb()
+    values = mapped_zeros(12_000_000, np.int32)
+    assert values.flags.writeable and values.dtype == np.int32 and not values.any()
+    values[:] = np.arange(12_000_000, dtype=np.int32)
+    assert int(values[::1024].sum()) == sum(range(0, 12_000_000, 1024))
+    assert _anonymous_kb() - before < 8_000 and mapped_from_a_file(values)
+    copy = pickle.loads(pickle.dumps(values[:1000]))
+    assert np.array_equal(copy, np.arange(1000)) and not mapped_from_a_file(copy)
+    empty = mapped_zeros(0, np.float32)
+    assert len(empty) == 0 and empty.dtype == np.float32
+
+
 def test_the_loaded_link_tables_columns_are_mapped_from_files(tmp_path, mapped_from_a_file):
     """The link table's columns, read by every stage and written by none (15 bytes a link: ~0.1 GB
     at 100k pages), and its targets by source, are mapped from files, not the process's memory."""

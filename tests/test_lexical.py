@@ -489,6 +489,23 @@ def test_the_names_share_their_words_and_the_page_names_the_links_give_share_the
         assert name.phrase is h1
 
 
+def test_the_tfidf_matrix_is_made_in_file_pages_not_the_jobs_own_memory(
+        mapped_from_a_file: Callable[[np.ndarray], bool]) -> None:
+    """The TF-IDF job's largest array, its matrix's values and columns (~1.3 GB at a million pages,
+    held through its whole neighbours' search), is written to file pages as it is made and weighted
+    there: the same matrix as scikit-learn's vectorizer and transformer make."""
+    documents = [f"espresso grinder burr {i} kettle" if i % 2 else f"tomato compost soil {i} kettle"
+                 for i in range(40)]
+    matrix = LexicalIndex(documents).matrix
+    assert mapped_from_a_file(matrix.data) and mapped_from_a_file(matrix.indices)
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    expected = TfidfTransformer(sublinear_tf=True).fit_transform(_vectorizer_counts(documents, 0.5))
+    assert matrix.indptr.tobytes() == expected.indptr.tobytes()
+    assert matrix.indices.tobytes() == expected.indices.tobytes()
+    assert matrix.data.tobytes() == expected.data.tobytes()
+
+
 def test_the_tfidf_index_and_neighbours_the_ranking_reads_are_mapped_from_files(
         mapped_from_a_file: Callable[[np.ndarray], bool]) -> None:
     """Once ready, the site's TF-IDF matrix and its neighbours (read by every pair's score to the end
