@@ -39,7 +39,7 @@ from postprocess.stages.links import distinct, first_seen
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
-from postprocess.stages.spill import mapped, mapped_zeros
+from postprocess.stages.spill import ArrayFile, OnDisk, mapped, mapped_zeros
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
 from postprocess.stages.tokeniser import spaced, terms
@@ -124,10 +124,14 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     vocabulary = Vocabulary()
     stop = np.zeros(0, dtype=bool)  # by term id
     # each document's distinct terms (first-seen ids, ascending) and their counts, and how many
-    # each document has: 8 bytes a (document, term) pair, which the site holds ~160 of a page
-    term_ids: list[np.ndarray | None] = []
-    counts: list[np.ndarray | None] = []
+    # each document has: 8 bytes a (document, term) pair, which the site holds ~160 of a page, on
+    # disk until they are moved into the matrix (100k pages: 0.13 GB this process held at the end
+    # of the counting; a million pages ~1.3 GB); each term's documents counted as the batches come
+    spilled = ArrayFile()
+    term_ids: list[OnDisk | None] = []
+    counts: list[OnDisk | None] = []
     per_document: list[np.ndarray] = []
+    document_frequency = np.zeros(0, dtype=np.int64)  # by term id
     documents_seen = 0
     iterator = iter(documents)
     while batch := list(itertools.islice(iterator, TERM_COUNT_DOCUMENTS)):
@@ -142,16 +146,19 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
         pairs = np.sort(row[kept] * (1 << 32) + ids[kept])
         firsts = np.flatnonzero(np.diff(pairs, prepend=-1))
         distinct = pairs[firsts]
-        term_ids.append((distinct & 0xFFFFFFFF).astype(np.int32))
-        counts.append(np.diff(np.append(firsts, len(pairs))).astype(np.float32))
+        batch_terms = (distinct & 0xFFFFFFFF).astype(np.int32)
+        more = np.bincount(batch_terms, minlength=len(vocabulary.words))
+        more[:len(document_frequency)] += document_frequency
+        document_frequency = more
+        term_ids.append(spilled.write(batch_terms))
+        counts.append(spilled.write(np.diff(np.append(firsts, len(pairs))).astype(np.float32)))
         per_document.append(np.bincount(distinct >> 32, minlength=len(batch)).astype(np.int32))
         documents_seen += len(batch)
     # the columns: the terms in alphabetical order, less those on too few or too many documents
     alphabetical = np.array(sorted(range(len(vocabulary.words)), key=vocabulary.words.__getitem__),
                             dtype=np.int64)
-    document_frequency = np.zeros(len(vocabulary.words), dtype=np.int64)
-    for batch_terms in term_ids:
-        document_frequency += np.bincount(batch_terms, minlength=len(vocabulary.words))
+    document_frequency = np.concatenate(
+        [document_frequency, np.zeros(len(vocabulary.words) - len(document_frequency), dtype=np.int64)])
     most = max_df * documents_seen if isinstance(max_df, float) else max_df
     wanted = (document_frequency[alphabetical] >= min_df) & (document_frequency[alphabetical] <= most)
     if not document_frequency.any() or not wanted.any() or most < min_df:
@@ -171,8 +178,9 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     kept_per_document = np.zeros(documents_seen, dtype=np.int64)
     filled = documents_done = 0
     for b in range(len(term_ids)):
-        columns, batch_counts, lengths = column[term_ids[b]], counts[b], per_document[b]
+        placed_terms, placed_counts, lengths = term_ids[b], counts[b], per_document[b]
         term_ids[b] = counts[b] = None
+        columns, batch_counts = column[placed_terms.read()], placed_counts.read()
         keep = columns >= 0
         more = int(np.count_nonzero(keep))
         data[filled:filled + more] = batch_counts[keep]
