@@ -524,3 +524,22 @@ def test_in_sorted_looks_values_up_a_batch_at_a_time(monkeypatch):
     assert np.array_equal(links.in_sorted(keys, wanted[:23]), expected[:23])
     assert not links.in_sorted(np.zeros(0, dtype=np.int64), wanted[:3]).any()
     assert len(links.in_sorted(keys, wanted[:0])) == 0
+
+
+def test_mapped_zeros_reserve_their_files_space_when_made():
+    """The file under ``mapped_zeros`` has its space reserved when the array is made, not sparse: a
+    full ``TMPDIR`` is then an OSError there, where writing a page of a sparse file that the disk
+    has no room for kills the process with SIGBUS (tried on a 1 MB tmpfs: ENOSPC, and rc 135
+    before)."""
+    from postprocess.stages.spill import mapped_zeros
+
+    values = mapped_zeros(3_000_001, np.float32)  # 12,000,004 bytes: no other file here has them
+    files = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found = os.stat(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if found.st_size == values.nbytes:
+            files.append(found)
+    assert files and all(f.st_blocks * 512 >= values.nbytes for f in files)

@@ -194,12 +194,14 @@ def mapped_zeros(length: int, dtype: np.dtype | type) -> np.ndarray:
     """A writable array of ``length`` zeros of ``dtype`` in an unlinked temporary file (``TMPDIR``),
     mapped shared: what is written to it goes to file pages the kernel may write out and drop under
     memory pressure, not to this process's own (anonymous) memory; pickled, it is copied like any
-    array. The file goes when the array does. A length of 0 is an ordinary empty array."""
+    array. The file's space is reserved when it is made (``posix_fallocate``): a full ``TMPDIR`` is
+    an OSError here, not a SIGBUS when a page of a sparse file is first written. The file goes when
+    the array does. A length of 0 is an ordinary empty array."""
     kind = np.dtype(dtype)
     size = int(length) * kind.itemsize
     if not size:
         return np.zeros(int(length), dtype=kind)
     with tempfile.TemporaryFile(prefix="linkspider-mapped-") as file:
-        file.truncate(size)
+        os.posix_fallocate(file.fileno(), 0, size)
         region = mmap.mmap(file.fileno(), size)  # read and write, shared with the file; holds it open
     return np.frombuffer(region, dtype=kind)
