@@ -543,3 +543,36 @@ def test_mapped_zeros_reserve_their_files_space_when_made():
         if found.st_size == values.nbytes:
             files.append(found)
     assert files and all(f.st_blocks * 512 >= values.nbytes for f in files)
+
+
+def test_the_pairs_a_table_links_are_found_a_step_of_links_at_a_time(monkeypatch):
+    """``LinkTable.linked_among`` (a confidence fold's hidden pairs that the site links) gives what
+    every link's key at once gives, across a step's edge, with pairs it does not link, twice linked
+    pairs and no links; a step's keys at a time, not every link's (8 bytes a link)."""
+    import tracemalloc
+
+    from postprocess.stages import links
+
+    rng = random.Random(4)
+    urls = [f"https://example.com/p{i}" for i in range(300)]
+    rows = [links.Link(rng.choice(urls), rng.choice(urls), "a") for _ in range(2_000)]
+    table = links.LinkTable.from_links(rows)
+    n = len(table.urls)
+    every = table.pair_keys()
+    asked = np.sort(np.concatenate([every[::5], np.array([n * n + 3, 7 * n + 7], dtype=np.int64)]))
+    expected = links.distinct(every[np.isin(every, asked)])
+    assert np.array_equal(table.linked_among(asked), expected) and len(expected)
+    monkeypatch.setattr(links, "KEY_STEP", 7)
+    assert np.array_equal(table.linked_among(asked), expected)
+    assert len(table.linked_among(np.zeros(0, dtype=np.int64))) == 0
+    big = links.LinkTable.from_links(
+        links.Link(urls[i % 300], urls[(i // 300) % 300], "a") for i in range(400_000))
+    monkeypatch.setattr(links, "KEY_STEP", 1 << 14)
+    wanted = np.sort(big.pair_keys()[:100])
+    tracemalloc.start()
+    try:
+        found = big.linked_among(wanted)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.array_equal(found, links.distinct(wanted)) and peak < 8 * len(big)

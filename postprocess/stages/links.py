@@ -140,6 +140,18 @@ class LinkTable(Sequence[Link]):
         """``pairs`` as sorted integer keys: ``(source, target) in`` it, at 8 bytes a pair."""
         return PairSet(self, distinct(self.pair_keys(self.content() if content_only else None)))
 
+    def linked_among(self, keys: np.ndarray) -> np.ndarray:
+        """Those of ``keys`` (sorted ``pair_keys``) that a link of the table has, sorted and distinct;
+        the links' keys made ``KEY_STEP`` links at a time (every link's key at once: 8 bytes a link,
+        ~54 MB at 100k pages, made by each confidence fold)."""
+        found = []
+        n = len(self.urls)
+        for start in range(0, len(self.source), KEY_STEP):
+            step = slice(start, start + KEY_STEP)
+            linked = self.source[step].astype(np.int64) * n + self.target[step]
+            found.append(linked[in_sorted(keys, linked)])
+        return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
     def by_source(self) -> TargetsBySource:
         """Source URL → the set of URLs it links, made when asked (``linked_from`` without the sets)."""
         return TargetsBySource(self)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from postprocess.options import Options
-from postprocess.stages.links import LinkTable, content_uses, distinct, in_sorted, links_table
+from postprocess.stages.links import LinkTable, content_uses, in_sorted, links_table
 from postprocess.stages.load import Crawl, PageValues
 
 if TYPE_CHECKING:
@@ -146,9 +146,7 @@ class Evidence:
         n = len(links.urls)
         table_keys = links.keys_of(hidden)
         table_keys = table_keys[table_keys // n != table_keys % n]
-        every = links.pair_keys()
-        linked = distinct(every[in_sorted(table_keys, every)])
-        del every
+        linked = links.linked_among(table_keys)
         fewer = Counter(links.urls[t] for t in (linked % n).tolist())
         if fewer:
             inbound = links.inbound()
