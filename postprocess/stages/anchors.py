@@ -76,6 +76,7 @@ from postprocess.stages.tokeniser import (
     split_ends,
     words,
 )
+from postprocess.stages.word_scan import scan_texts
 
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
@@ -530,7 +531,6 @@ def _linking_pages(links: Sequence[Link]) -> Counter[tuple[str, ...]]:
 
 #: Between two blocks' words in ``_prose_counts`` (no word holds it, names never match across it).
 _BREAK = "\x00"
-_WORD_OR_BREAK = re.compile(WORD.pattern + "|" + _BREAK)
 
 
 def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 1
@@ -549,16 +549,11 @@ def _prose_counts(crawl: Crawl, keys: Iterable[tuple[str, ...]], workers: int = 
         word_pages = np.zeros(0, dtype=np.int64)  # by word id
         found = np.zeros(len(matcher), dtype=np.int64)  # by phrase number
         for start in range(0, len(pages), PROSE_BATCH_PAGES):
-            tokens: list[str] = []
-            lengths: list[int] = []
-            for page in pages[start:start + PROSE_BATCH_PAGES]:  # a page's blocks are made when read
-                if page.kind != "content":
-                    continue
-                joined = _BREAK.join([text.replace(_BREAK, " ") for text in block_texts(page, PROSE_KINDS)])
-                words = _WORD_OR_BREAK.findall(joined)
-                tokens.extend(words)
-                lengths.append(len(words))
-            ids = vocabulary.ids(tokens, len(tokens))
+            joined = [_BREAK.join([text.replace(_BREAK, " ") for text in block_texts(page, PROSE_KINDS)])
+                      for page in pages[start:start + PROSE_BATCH_PAGES] if page.kind == "content"]
+            # the words, and a break between two blocks
+            text, scanned, lengths = scan_texts(joined, "normal", breaks=True)
+            ids = vocabulary.ids_of(text, scanned)
             groups = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
             is_word = ids != brk
             more = groups_per_item(groups[is_word], ids[is_word], len(vocabulary.words))

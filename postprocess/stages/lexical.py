@@ -42,7 +42,8 @@ from postprocess.stages.phrases import PhraseMatcher, Vocabulary
 from postprocess.stages.spill import ArrayFile, OnDisk, mapped, mapped_zeros
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
-from postprocess.stages.tokeniser import spaced, terms
+from postprocess.stages.tokeniser import folded, spaced, terms
+from postprocess.stages.word_scan import scan_texts
 
 if TYPE_CHECKING:
     from annoy import AnnoyIndex
@@ -137,9 +138,8 @@ def term_counts(documents: Iterable[str], min_df: int, max_df: float) -> sparse.
     documents_seen = 0
     iterator = iter(documents)
     while batch := list(itertools.islice(iterator, TERM_COUNT_DOCUMENTS)):
-        found = [terms(document) for document in batch]
-        lengths = list(map(len, found))
-        ids = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
+        text, found, lengths = scan_texts([folded(document) for document in batch])  # ``terms``' words
+        ids = vocabulary.ids_of(text, found)
         new = vocabulary.words[len(stop):]
         is_stop = np.fromiter(map(_STOP_WORDS.__contains__, new), dtype=bool, count=len(new))
         stop = np.concatenate([stop, is_stop])
@@ -511,9 +511,8 @@ def scan_page_names(names: Sequence[tuple[str, ...]], texts: Iterable[str]) -> _
     sizes: list[np.ndarray] = []
     iterator = iter(texts)
     while batch := list(itertools.islice(iterator, NAME_SCAN_TEXTS)):
-        found = [terms(text) for text in batch]
-        lengths = list(map(len, found))
-        words = vocabulary.ids(itertools.chain.from_iterable(found), sum(lengths))
+        text, found, lengths = scan_texts([folded(text) for text in batch])  # ``terms``' words
+        words = vocabulary.ids_of(text, found)
         groups = np.repeat(np.arange(len(batch), dtype=np.int64), lengths)
         starts, numbers, spans = matcher.find(matcher.word_ids(words, vocabulary), groups)
         order = np.lexsort((-spans, starts + spans))  # by the token they end at, then the longer first

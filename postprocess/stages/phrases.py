@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from postprocess.stages.links import distinct
+from postprocess.stages.word_scan import FormTable, Scan
 
 
 class Vocabulary(dict[str, int]):
@@ -23,6 +24,7 @@ class Vocabulary(dict[str, int]):
         self.normalise = normalise
         self.words: list[str] = []
         self._of_form: dict[str, int] = {}
+        self._of_hash = FormTable()  # a form's hash (``word_scan``) → its id
 
     def __missing__(self, written: str) -> int:
         form = self.normalise(written)
@@ -36,6 +38,28 @@ class Vocabulary(dict[str, int]):
     def ids(self, words: Iterable[str], count: int = -1) -> np.ndarray:
         """The ids of ``words`` (new ones added), by C loops: a map over the dictionary's lookup."""
         return np.fromiter(map(self.__getitem__, words), dtype=np.int64, count=count)
+
+    def ids_of(self, text: str, found: Scan) -> np.ndarray:
+        """The ids of the words ``found`` in ``text`` (``word_scan``: the forms' hashes, made as this
+        vocabulary's ``normalise`` makes them), the same as ``ids`` of those words: a form not seen
+        before gets the next id, in the order the forms first stand in the text. The forms are
+        looked up in NumPy (``FormTable``); a new one's string is made once, from its first word."""
+        ids = self._of_hash.get(found.forms)
+        unknown = np.flatnonzero(ids < 0)
+        if len(unknown):
+            distinct, first, which = np.unique(found.forms[unknown], return_index=True, return_inverse=True)
+            numbers = np.empty(len(distinct), dtype=np.int64)
+            at = unknown[first]
+            for k in np.argsort(first, kind="stable").tolist():  # in the order they first stand
+                form = self.normalise(text[int(found.starts[at[k]]):int(found.ends[at[k]])])
+                number = self._of_form.get(form)
+                if number is None:
+                    number = self._of_form[form] = len(self.words)
+                    self.words.append(form)
+                numbers[k] = number
+            self._of_hash.add(distinct, numbers)
+            ids[unknown] = numbers[which.reshape(-1)]
+        return ids
 
 
 class PhraseMatcher:
