@@ -76,7 +76,7 @@ from postprocess.stages.tokeniser import (
     split_ends,
     words,
 )
-from postprocess.stages.word_scan import scan_texts
+from postprocess.stages.word_scan import inside_sentences, scan_texts
 
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
@@ -212,6 +212,7 @@ PROPER_SHARE = 0.9
 PROSE_BATCH_PAGES = 256
 T = TypeVar("T")
 R = TypeVar("R")
+#: A word inside a sentence (``word_scan.inside_sentences`` finds the same in NumPy).
 _MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 #: A word of those that starts with a capital.
 _CAPITAL = re.compile("[A-Z]")
@@ -241,8 +242,8 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     total = np.zeros(0, dtype=np.int64)
     for start in range(0, len(texts), PROSE_BATCH_PAGES):
         batch = texts[start:start + PROSE_BATCH_PAGES]
-        found = list(itertools.chain.from_iterable(map(_MID_SENTENCE.findall, batch)))
-        numbers = written.ids(found, len(found))
+        text, found, _ = scan_texts(batch, scanner=inside_sentences)  # the words ``_MID_SENTENCE`` finds
+        numbers = written.ids_of(text, found)
         new = written.words[len(form_of):]
         form_of = np.concatenate([form_of, forms.ids(map(str.lower, new), len(new))])
         upper_of = np.concatenate([upper_of, np.fromiter(

@@ -15,7 +15,7 @@ Two different forms share a hash with a chance of about n²/2⁶⁵ (a million f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -173,17 +173,18 @@ def _with_any(mask: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndar
 SCAN_CHARACTERS = 1 << 16
 
 
-def scan_texts(texts: Sequence[str], form: Literal["written", "normal"] = "written", breaks: bool = False
-               ) -> tuple[str, Scan, np.ndarray]:
-    """``scan`` of the texts joined by line breaks (no word crosses one) as one text, and how many of
-    its words (and breaks) each text holds; scanned ``SCAN_CHARACTERS`` at a time."""
+def scan_texts(texts: Sequence[str], form: Literal["written", "normal"] = "written", breaks: bool = False,
+               scanner: Callable[[str], Scan] | None = None) -> tuple[str, Scan, np.ndarray]:
+    """``scan`` (or ``scanner``) of the texts joined by line breaks (no word crosses one) as one text,
+    and how many of its words (and breaks) each text holds; scanned ``SCAN_CHARACTERS`` at a time."""
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_starts = np.cumsum(lengths + 1) - lengths - 1
     pieces: list[Scan] = []
     first = 0
     while first < len(texts):
         last = max(first + 1, int(np.searchsorted(text_starts, text_starts[first] + SCAN_CHARACTERS)))
-        found = scan("\n".join(texts[first:last]), form, breaks)
+        piece = "\n".join(texts[first:last])
+        found = scanner(piece) if scanner is not None else scan(piece, form, breaks)
         offset = text_starts[first]
         pieces.append(Scan(found.starts + offset, found.ends + offset, found.forms))
         first = last
@@ -193,6 +194,28 @@ def scan_texts(texts: Sequence[str], form: Literal["written", "normal"] = "writt
     found = Scan(*(np.concatenate([getattr(piece, name) for piece in pieces])
                    for name in ("starts", "ends", "forms")))
     return joined, found, np.diff(np.searchsorted(found.starts, text_starts + lengths), prepend=0)
+
+
+_ASCII_BEFORE_MID_SENTENCE = np.isin(np.arange(128), [ord(c) for c in ",;)'\""])
+
+
+def inside_sentences(text: str) -> Scan:
+    """The words ``anchors`` counts as written inside sentences, with their hashes as written: a run of
+    word characters, ``’``, ``'`` and ``-`` that starts with an ASCII letter, after a space that
+    follows a word character, ``,``, ``;``, ``)``, ``’``, ``'``, ``"`` or ``”``."""
+    points = code_points(text)
+    classes = _word_characters(points)
+    word = classes == 1
+    run = word | ((classes == 2) & (points != ord(".")))  # "-", "'", "’": the joiners less "."
+    before = word.copy()
+    small = points < 128
+    before[small] |= _ASCII_BEFORE_MID_SENTENCE[points[small]]
+    before |= (points == _APOSTROPHE) | (points == 0x201D)
+    letter = (points | np.uint32(32)) - np.uint32(ord("a")) < 26  # wraps below "a": [A-Za-z] only
+    starts = np.flatnonzero(letter[2:] & (points[1:-1] == ord(" ")) & before[:-2]) + 2
+    stops = np.append(np.flatnonzero(~run), len(points))
+    ends = stops[np.searchsorted(stops, starts)]
+    return Scan(starts, ends, _Hasher(points.astype(np.uint64)).of(starts, ends))
 
 
 class FormTable:
