@@ -646,27 +646,6 @@ def test_a_sources_words_and_sentences_stand_where_the_text_has_them(text):
     assert [src.text[a:b] for a, b in src.spans] == src.raw
 
 
-def test_a_sources_forms_and_their_positions_are_each_words_normal_form():
-    """The words found in NumPy, each distinct form normalised once, give every word the form
-    ``normalise`` gives it, and each form the numbers of its words in order, the forms in the order
-    they first stand (random texts of joiners, calls, plurals, letters outside ASCII, blocks)."""
-    import random
-
-    rng = random.Random(11)
-    pieces = [*"abcXYZ09_ -'’.()\né,;!?", "ies", "ss", "s", "()", "İ", "ΣΑΣ", "Queries", "query", "don’t",
-              "QuerySet.update()", "3.2", "built-in", " the ", " class ", "\n\n"]
-    for _ in range(400):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 150)))
-        src = source_text(prose(text, url="u"))
-        words = [bare(m.group()) for m in WORD.finditer(src.text)]
-        assert src.norms == [normalise(w) for w in words] and src.raw == words
-        expected: dict[str, list[int]] = {}
-        for i, norm in enumerate(src.norms):
-            expected.setdefault(norm, []).append(i)
-        assert list(src.positions.items()) == list(expected.items())
-        assert src.positions.get("absent") is None and len(src.positions) == len(expected)
-
-
 def test_the_pass_over_every_pages_words_leaves_the_normal_forms_cache_as_it_was():
     """The finder's count of words and phrases over every page keeps its own map of the words it
     normalised (``Vocabulary``): it never fills ``normalise``'s cache with the site's whole vocabulary

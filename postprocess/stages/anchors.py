@@ -67,6 +67,7 @@ from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 from postprocess.stages.tokeniser import (
     WORD,
+    WORD_SPLIT,
     bare,
     folded,
     normal_form,
@@ -75,7 +76,7 @@ from postprocess.stages.tokeniser import (
     split_ends,
     words,
 )
-from postprocess.stages.word_scan import inside_sentences, scan, scan_texts
+from postprocess.stages.word_scan import inside_sentences, scan_texts
 
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
@@ -86,6 +87,7 @@ SENTENCE_END = re.compile(r"[.!?]\s+|\n+")
 #: engine then skips to the next ".!?" or newline instead of trying both branches at every
 #: character: ~4x faster on a page; its look-behinds test only the character just matched).
 _SENTENCE_END_SPLIT = re.compile(r"([.!?\n](?:(?<=[.!?])\s+|(?<=\n)\n*))")
+_CALL = re.compile(r"\(\)")
 #: A run-in label ends at a colon; a bare list of names is split at commas, semicolons, and, or.
 LIST_SEPARATORS = re.compile(r"[,;:]|\s(?:and|or)\s")
 MAX_LIST_ITEM_WORDS = 3
@@ -271,66 +273,15 @@ def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], worker
 
 
 @dataclass
-class _Words(Sequence):
-    """A text's words as written (a call less its ``()``), or their spans: made when asked for, from
-    the offsets (the anchor search reads a few words around each name it finds)."""
-
-    __slots__ = ("_ends", "_spans", "_starts", "_text")
-
-    def __init__(self, text: str, starts: list[int], ends: list[int], spans: bool = False) -> None:
-        self._text, self._starts, self._ends, self._spans = text, starts, ends, spans
-
-    def __len__(self) -> int:
-        return len(self._starts)
-
-    def __getitem__(self, k):  # noqa: ANN001, ANN204 - as list's
-        if isinstance(k, slice):
-            return [self[i] for i in range(*k.indices(len(self)))]
-        start, end = self._starts[k], self._ends[k]
-        return (start, end) if self._spans else self._text[start:end]
-
-    def __eq__(self, other: object) -> bool:
-        return list(self) == other if isinstance(other, list) else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class _Positions(Mapping[str, list[int]]):
-    """A normalised word → the numbers of the words of that form, in order (made when asked for)."""
-
-    __slots__ = ("_ends", "_group", "_order")
-
-    def __init__(self, forms: list[str], order: list[int], counts: np.ndarray) -> None:
-        """``forms`` in the order they first stand; ``order``: the word numbers grouped by form, in that
-        order; ``counts``: each form's words."""
-        self._group = dict(zip(forms, range(len(forms)), strict=True))
-        self._order = order
-        self._ends = np.cumsum(counts).tolist()
-
-    def __getitem__(self, form: str) -> list[int]:
-        k = self._group[form]
-        return self._order[self._ends[k - 1] if k else 0:self._ends[k]]
-
-    def __contains__(self, form: object) -> bool:
-        return form in self._group
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._group)
-
-    def __len__(self) -> int:
-        return len(self._group)
-
-
-@dataclass
 class SourceText:
     """A source page's running text (prose blocks joined by newlines) with what anchors need."""
 
     text: str
-    spans: Sequence[tuple[int, int]]  # character span of each word
+    spans: list[tuple[int, int]]  # character span of each word
     norms: list[str]
-    raw: Sequence[str]
+    raw: list[str]
     sentence_of: list[int]  # sentence number of each word
-    positions: Mapping[str, list[int]]  # normalised word -> word numbers
+    positions: dict[str, list[int]]  # normalised word -> word numbers
     blocked: list[tuple[int, int]]  # character spans of existing links
     code: list[tuple[int, int]]  # character spans of inline code
     bounds: list[int]  # character offset where each sentence ends
@@ -354,9 +305,6 @@ def source_text(page: Page, linked: set[str] | None = None,
 
     An existing link blocks its words unless its target is a page this source does not
     link in ``linked`` (the evaluation hides links that way); ``linked`` None: every link blocks.
-    The words are found in NumPy (``word_scan``), each distinct form normalised once: no Python step
-    a word but the lists of forms, sentences and blocks (a word as written and its span are made
-    when asked for).
     """
     aliases = aliases or {}
     pieces: list[str] = []
@@ -375,30 +323,27 @@ def source_text(page: Page, linked: set[str] | None = None,
         code.extend((offset + start, offset + end) for start, end in block.code)
         offset += len(block.text) + 1
     text = "\n".join(pieces)
+    # Every word's list is made by C loops (a split, its lengths summed), not a Python loop per word.
     sentence_ends = split_ends(_SENTENCE_END_SPLIT, text)[2]
-    found = scan(text, "normal")
-    starts = found.starts
-    word_ends = found.bare_ends(text)  # a call is its name; ``char_span`` gives its "()" back in inline code
-    # each distinct form once: its string (``normalise`` of its first word), its words' numbers
-    forms, first, which = np.unique(found.forms, return_index=True, return_inverse=True)
-    which = which.reshape(-1)
-    start_list, end_list = starts.tolist(), word_ends.tolist()
-    strings = list(map(normalise, map(text.__getitem__, map(slice, starts[first].tolist(),
-                                                            word_ends[first].tolist()))))
-    norms = np.array(strings, dtype=object)[which].tolist() if strings else []
-    by_first = np.argsort(first, kind="stable")  # the forms in the order they first stand
-    counts = np.bincount(which, minlength=len(forms))[by_first]
-    renumbered = np.empty(len(forms), dtype=np.int64)
-    renumbered[by_first] = np.arange(len(forms))
-    positions = _Positions([strings[k] for k in by_first.tolist()],
-                           np.argsort(renumbered[which], kind="stable").tolist(), counts)
+    raw, starts, word_ends = split_ends(WORD_SPLIT, text)
+    spans = list(zip(starts.tolist(), word_ends.tolist(), strict=True))
+    if "()" in text and raw:  # a call is its name; ``char_span`` gives it back its "()" in inline code
+        # the words that end where a "()" does (no word character is a bracket: those are the calls)
+        call_ends = np.fromiter(map(re.Match.end, _CALL.finditer(text)), dtype=np.int64)
+        at = np.searchsorted(word_ends, call_ends)
+        for k in at[word_ends[np.minimum(at, len(word_ends) - 1)] == call_ends].tolist():
+            raw[k] = raw[k][:-2]
+            spans[k] = (spans[k][0], spans[k][1] - 2)
+    norms = list(map(normalise, raw))
     # sentence of a word: how many sentence ends are at or before its start; block: how many
     # blocks end before it
     sentence_of = np.searchsorted(sentence_ends, starts, side="right").tolist()
     ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
     block_of = np.searchsorted(ends, starts, side="left").tolist()
-    return SourceText(text, _Words(text, start_list, end_list, spans=True), norms,
-                      _Words(text, start_list, end_list), sentence_of, positions, sorted(blocked), code,
+    positions: dict[str, list[int]] = defaultdict(list)
+    for i, norm in enumerate(norms):
+        positions[norm].append(i)
+    return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code,
                       sentence_ends.tolist(), block_of, [(kind, block) for _, _, kind, block in block_ranges])
 
 

@@ -43,12 +43,6 @@ class Scan:
     ends: np.ndarray
     forms: np.ndarray  # uint64
 
-    def bare_ends(self, text: str) -> np.ndarray:
-        """Where each word of ``text`` ends less a call's ``()`` (``tokeniser.bare``)."""
-        points = code_points(text)
-        last = np.maximum(self.ends - 1, 0)
-        return self.ends - 2 * ((self.ends - self.starts > 2) & (points[last] == _CLOSE))
-
 
 _tables: dict[int, np.ndarray] = {}  # base → its powers so far (grown to the longest text scanned)
 
