@@ -140,3 +140,12 @@ def test_the_form_table_finds_what_it_was_given_as_it_grows() -> None:
     short = np.array([form_hash(c) for c in "abcdefghij"], dtype=np.uint64)  # small numbers, near slots
     table.add(short, np.arange(10))
     assert table.get(short).tolist() == list(range(10))
+
+
+def test_the_hashs_powers_kept_stay_a_pieces_after_a_long_text() -> None:
+    """A text longer than the powers kept (one page of 2.2M characters) is scanned with powers made
+    for it and let go: what stays is at most ``_POWERS_KEPT`` a base (8 MB), not 16 bytes a character
+    of the longest text ever scanned."""
+    found = scan("ab " * 733_334, "normal")
+    assert len(found.starts) == 733_334 and set(found.forms.tolist()) == {form_hash("ab")}
+    assert all(len(powers) <= word_scan._POWERS_KEPT for powers in word_scan._tables.values())

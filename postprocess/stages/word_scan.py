@@ -5,12 +5,13 @@
 word characters on both its sides, and a call's ``()`` right after a word is part of it. The
 spans are the same as ``WORD.finditer``'s (tests/test_word_scan.py holds them to it).
 
-Each word's form is a 64-bit polynomial hash of its code points, made with a sum a word
-(``numpy.add.reduceat``): the word as written, or its ``tokeniser.normal_form`` (lower case, a
-call's brackets dropped, a light plural strip) for ASCII words, and from ``normal_form`` itself
-for the few words with other letters. ``phrases.Vocabulary.ids_of`` gives the forms their ids:
-one dictionary look-up a distinct form of a batch, where ``Vocabulary.ids`` takes one a word.
-Two different forms share a hash with a chance of about n²/2⁶⁵ (a million forms: 3 in 10⁸).
+Each word's form is a 64-bit polynomial hash of its code points, made from one running sum over
+the text (a subtraction and a product a word): the word as written, or its ``tokeniser.normal_form``
+(lower case, a call's brackets dropped, a light plural strip) for ASCII words, and from
+``normal_form`` itself for the few words with other letters. ``phrases.Vocabulary.ids_of`` gives
+the forms their ids, looked up a whole array at once in a ``FormTable``; only a form not seen
+before is made a string. Two different forms share a hash with a chance of about n²/2⁶⁵ (a million
+forms: 3 in 10⁸).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from postprocess.stages.tokeniser import normal_form
 
 #: The hash's base (odd, so that it has an inverse modulo 2⁶⁴).
 _BASE = 0x100000001B3
@@ -44,17 +47,21 @@ class Scan:
     forms: np.ndarray  # uint64
 
 
-_tables: dict[int, np.ndarray] = {}  # base → its powers so far (grown to the longest text scanned)
+_tables: dict[int, np.ndarray] = {}  # base → its powers so far (grown to the longest piece scanned)
+#: Powers kept at most (8 MB each): a longer text's are made for it and let go.
+_POWERS_KEPT = 1 << 20
 
 
 def _powers(base: int, size: int) -> np.ndarray:
-    """``base`` to the powers 0 .. ``size`` - 1, modulo 2⁶⁴ (kept, and grown by doubling: a batch of
-    256 pages' text is ~1.3M characters, 10 MB of powers)."""
+    """``base`` to the powers 0 .. ``size`` - 1, modulo 2⁶⁴: kept and grown by doubling up to
+    ``_POWERS_KEPT`` (a piece of ``SCAN_CHARACTERS``, 65,536 characters: 0.5 MB)."""
     powers = _tables.get(base)
     if powers is None or len(powers) < size:
         grown = np.full(max(size, 2 * len(powers) if powers is not None else 1 << 16), base, dtype=np.uint64)
         grown[0] = 1
-        powers = _tables[base] = np.cumprod(grown, dtype=np.uint64)  # wraps modulo 2⁶⁴, as the hash does
+        powers = np.cumprod(grown, dtype=np.uint64)  # wraps modulo 2⁶⁴, as the hash does
+        if len(powers) <= _POWERS_KEPT:
+            _tables[base] = powers
     return powers[:size]
 
 
@@ -133,8 +140,6 @@ class _Hasher:
 def scan(text: str, form: Literal["written", "normal"] = "written", breaks: bool = False) -> Scan:
     """The words of ``text`` and their forms' hashes: as written, or ``normal_form``'s (``breaks``: each
     "\\x00" a token too, its form "\\x00")."""
-    from postprocess.stages.tokeniser import normal_form
-
     points = code_points(text)
     starts, ends = _spans(points, breaks)
     if form == "written":
