@@ -19,12 +19,12 @@ stops with an error when they differ.
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checkouts import compare, table  # noqa: E402
 
 #: Run inside the checkout under test (its ``postprocess`` package first on sys.path).
 _CHILD = """
@@ -54,15 +54,6 @@ print(json.dumps({"finder": built - started, "anchors": done - built, "texts": t
 """
 
 
-def measure(checkout: Path, crawl: Path, pool: Path) -> dict:
-    """One fresh process in ``checkout``: CPU seconds of the finder, the anchors and the source texts."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(checkout), str(crawl), str(pool)],
-                          cwd=checkout, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"anchor_cpu: {checkout} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkouts", nargs="+", type=Path, help="repository roots to compare")
@@ -70,32 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=Path, required=True, help="candidates.parquet of a run on it")
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per checkout")
     args = parser.parse_args(argv)
-    for path in (args.crawl, args.pool, *args.checkouts):
-        if not path.exists():
-            sys.exit(f"anchor_cpu: {path} does not exist")
-    runs: dict[Path, list[dict]] = {c: [] for c in args.checkouts}
     started = time.perf_counter()
-    for turn in range(args.repeat):
-        order = args.checkouts if turn % 2 == 0 else list(reversed(args.checkouts))
-        for checkout in order:
-            runs[checkout].append(measure(checkout.resolve(), args.crawl, args.pool))
+    runs = compare("anchor_cpu", _CHILD, args.checkouts, [str(args.crawl), str(args.pool)], args.repeat)
     digests = {r["digest"] for results in runs.values() for r in results}
     if len(digests) != 1:
         sys.exit("anchor_cpu: the checkouts anchor the pool differently (rows differ)")
     first = runs[args.checkouts[0]]
     print(f"{args.repeat} runs each, alternating, {time.perf_counter() - started:.0f} s in all; "
           f"{first[0]['rows']:,} anchored rows, the same in every run")
-    parts = ("finder", "anchors", "texts")
-    print("| checkout | " + " | ".join(f"{part} min | median | ratio (min)" for part in parts) + " |")
-    print("| --- |" + " ---: | ---: | ---: |" * len(parts))
-    base = {part: min(r[part] for r in first) for part in parts}
-    for checkout, results in runs.items():
-        cells = []
-        for part in parts:
-            seconds = [r[part] for r in results]
-            cells.append(f"{min(seconds):.2f} s | {statistics.median(seconds):.2f} s | "
-                         f"{min(seconds) / base[part]:.2f}")
-        print(f"| {checkout} | " + " | ".join(cells) + " |")
+    table(runs, ("finder", "anchors", "texts"), lambda run, name: run[name])
     return 0
 
 

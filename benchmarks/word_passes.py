@@ -13,12 +13,12 @@ results (a digest of each pass's output is compared)::
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checkouts import compare, table  # noqa: E402
 
 #: Run inside the checkout under test (its ``postprocess`` package first on sys.path).
 _CHILD = """
@@ -64,45 +64,20 @@ print(json.dumps({"seconds": seconds, "digests": digests}))
 PASSES = ("tf-idf counts", "names in texts", "words and names a page", "proper nouns")
 
 
-def measure(checkout: Path, crawl: Path) -> dict:
-    """One fresh process in ``checkout``: each pass's CPU seconds and its output's digest."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(checkout), str(crawl)],
-                          cwd=checkout, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"word_passes: {checkout} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkouts", nargs="+", type=Path, help="repository roots to compare")
     parser.add_argument("--crawl", type=Path, required=True, help="a crawl dataset folder")
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per checkout")
     args = parser.parse_args(argv)
-    for path in (args.crawl, *args.checkouts):
-        if not path.exists():
-            sys.exit(f"word_passes: {path} does not exist")
-    runs: dict[Path, list[dict]] = {c: [] for c in args.checkouts}
     started = time.perf_counter()
-    for turn in range(args.repeat):
-        for checkout in args.checkouts if turn % 2 == 0 else list(reversed(args.checkouts)):
-            runs[checkout].append(measure(checkout.resolve(), args.crawl))
+    runs = compare("word_passes", _CHILD, args.checkouts, [str(args.crawl)], args.repeat)
     for name in PASSES:
         if len({r["digests"][name] for results in runs.values() for r in results}) != 1:
             sys.exit(f"word_passes: the checkouts' {name} differ")
     print(f"{args.repeat} runs each, alternating, {time.perf_counter() - started:.0f} s in all; "
           "every pass's output the same in every run")
-    print("| checkout | " + " | ".join(f"{name} min | median | ratio" for name in PASSES) + " |")
-    print("| --- |" + " ---: | ---: | ---: |" * len(PASSES))
-    first = runs[args.checkouts[0]]
-    base = {name: min(r["seconds"][name] for r in first) for name in PASSES}
-    for checkout, results in runs.items():
-        cells = []
-        for name in PASSES:
-            seconds = [r["seconds"][name] for r in results]
-            cells.append(f"{min(seconds):.2f} s | {statistics.median(seconds):.2f} s | "
-                         f"{min(seconds) / base[name]:.2f}")
-        print(f"| {checkout} | " + " | ".join(cells) + " |")
+    table(runs, PASSES, lambda run, name: run["seconds"][name])
     return 0
 
 
