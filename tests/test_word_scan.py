@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from postprocess.stages import word_scan
-from postprocess.stages.anchors import _MID_SENTENCE
 from postprocess.stages.phrases import Vocabulary
 from postprocess.stages.tokeniser import WORD, folded, normal_form, terms
 from postprocess.stages.word_scan import FormTable, form_hash, inside_sentences, scan, scan_texts
 
+#: The pattern the proper nouns' words inside sentences were found with before ``inside_sentences``.
+MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 #: Pieces of text that meet every rule: joiners between word characters and not, calls, plurals,
 #: letters outside ASCII (one whose lower case is two characters, a final sigma), breaks.
 PIECES = [*"abcxyzABCXYZ0129_ -'’.()\n\x00é,;:!?\"”“", "ies", "ss", "s", "()", "İ", "ﬁ", "ΣΑΣ", "Straße",
@@ -36,15 +37,15 @@ def test_the_words_are_where_the_regex_finds_them() -> None:
 
 
 def test_the_words_inside_sentences_are_the_ones_the_proper_nouns_count() -> None:
-    """``inside_sentences`` against the pattern ``anchors`` counted them with."""
+    """``inside_sentences`` against the pattern ``anchors`` counted them with (``MID_SENTENCE``)."""
     rng = random.Random(8)
     pieces = [*PIECES, "”", ")", ";", ",", " ", " A", "Ab-c", "O'Neil", "x, Foo", "a. Bar", "[", "@", "`"]
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 80)))
         found = inside_sentences(text)
         assert [text[s:e] for s, e in zip(found.starts.tolist(), found.ends.tolist(), strict=True)] == (
-            _MID_SENTENCE.findall(text))
-        assert found.forms.tolist() == [form_hash(w) for w in _MID_SENTENCE.findall(text)]
+            MID_SENTENCE.findall(text))
+        assert found.forms.tolist() == [form_hash(w) for w in MID_SENTENCE.findall(text)]
 
 
 def test_a_break_is_a_word_of_its_own_where_asked_for() -> None:

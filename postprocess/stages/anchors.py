@@ -212,8 +212,6 @@ PROPER_SHARE = 0.9
 PROSE_BATCH_PAGES = 256
 T = TypeVar("T")
 R = TypeVar("R")
-#: A word inside a sentence (``word_scan.inside_sentences`` finds the same in NumPy).
-_MID_SENTENCE = re.compile(r"(?<=[\w,;)’'\"”] )[A-Za-z][\w’'-]*")
 #: A word of those that starts with a capital.
 _CAPITAL = re.compile("[A-Z]")
 
@@ -242,7 +240,7 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     total = np.zeros(0, dtype=np.int64)
     for start in range(0, len(texts), PROSE_BATCH_PAGES):
         batch = texts[start:start + PROSE_BATCH_PAGES]
-        text, found, _ = scan_texts(batch, scanner=inside_sentences)  # the words ``_MID_SENTENCE`` finds
+        text, found, _ = scan_texts(batch, scanner=inside_sentences)  # the words inside sentences
         numbers = written.ids_of(text, found)
         new = written.words[len(form_of):]
         form_of = np.concatenate([form_of, forms.ids(map(str.lower, new), len(new))])

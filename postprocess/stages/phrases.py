@@ -50,8 +50,9 @@ class Vocabulary(dict[str, int]):
             distinct, first, which = np.unique(found.forms[unknown], return_index=True, return_inverse=True)
             numbers = np.empty(len(distinct), dtype=np.int64)
             at = unknown[first]
+            starts, ends = found.starts[at].tolist(), found.ends[at].tolist()
             for k in np.argsort(first, kind="stable").tolist():  # in the order they first stand
-                form = self.normalise(text[int(found.starts[at[k]]):int(found.ends[at[k]])])
+                form = self.normalise(text[starts[k]:ends[k]])
                 number = self._of_form.get(form)
                 if number is None:
                     number = self._of_form[form] = len(self.words)

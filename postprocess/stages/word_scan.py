@@ -207,7 +207,8 @@ _ASCII_BEFORE_MID_SENTENCE = np.isin(np.arange(128), [ord(c) for c in ",;)'\""])
 def inside_sentences(text: str) -> Scan:
     """The words ``anchors`` counts as written inside sentences, with their hashes as written: a run of
     word characters, ``’``, ``'`` and ``-`` that starts with an ASCII letter, after a space that
-    follows a word character, ``,``, ``;``, ``)``, ``’``, ``'``, ``"`` or ``”``."""
+    follows a word character, ``,``, ``;``, ``)``, ``’``, ``'``, ``"`` or ``”`` (what the pattern
+    ``(?<=[\\w,;)’'"”] )[A-Za-z][\\w’'-]*`` finds)."""
     points = code_points(text)
     classes = _word_characters(points)
     word = classes == 1
