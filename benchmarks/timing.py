@@ -30,7 +30,8 @@ LAST_PROCESS_ANON_KB = 0
 #: it forked and waited for included. On this machine it moves far less than the wall clock.
 LAST_CPU_SECONDS = 0.0
 #: Set to a file's path: each sample's anonymous PSS, per process and for the tree, is written
-#: there as a line (seconds, tree MB, then pid:MB of each process): which step holds the peak.
+#: there as a line (seconds, tree MB, then pid:MB:name:CPU seconds of each process): which step
+#: holds the peak, and which stretches keep one core idle.
 TIMELINE_ENV = "LINKSPIDER_MEMORY_TIMELINE"
 
 
@@ -70,10 +71,22 @@ def _name(pid: int) -> str:
         return "?"
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's CPU seconds so far (user + system, ``/proc/PID/stat``); 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
     """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``; each
     sample also to the file ``TIMELINE_ENV`` names, when it is set: seconds, the tree's anonymous
-    PSS (MB), then ``pid:MB:name`` for each process that has some."""
+    PSS (MB), then ``pid:MB:name:CPU seconds`` for each process that has some."""
     timeline = os.environ.get(TIMELINE_ENV)
     started = time.perf_counter()
     with open(timeline, "w") if timeline else open(os.devnull, "w") as out:
@@ -84,7 +97,7 @@ def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
             peak[1] = max(peak[1], sum(anon for _, anon in figures))
             peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
             if timeline:
-                each = " ".join(f"{pid}:{anon / 1024:.0f}:{_name(pid)}"
+                each = " ".join(f"{pid}:{anon / 1024:.0f}:{_name(pid)}:{_cpu_seconds(pid):.2f}"
                                 for pid, (_, anon) in zip(pids, figures, strict=True) if anon)
                 tree = sum(anon for _, anon in figures) / 1024
                 out.write(f"{time.perf_counter() - started:.2f}\t{tree:.0f}\t{each}\n")

@@ -30,3 +30,31 @@ def test_the_cpu_time_of_a_command_counts_every_process_it_forked():
     assert done.returncode == 0 and rss_kb > 0 and wall > 0
     # both processes' 0.3 s (GNU time reports hundredths), and Python's start
     assert 0.58 <= timing.LAST_CPU_SECONDS < 0.6 + 2.0
+
+
+#: Burns 0.8 s of CPU, holding 64 MB, so the sampler sees it at work.
+BURN = """
+import time
+held = bytearray(64 << 20)
+end = time.process_time() + 0.8
+while time.process_time() < end:
+    pass
+"""
+
+
+def test_the_timeline_gives_each_process_its_memory_name_and_cpu_seconds(tmp_path, monkeypatch):
+    timing = module_from_file("timing", ROOT / "benchmarks" / "timing.py")
+    timeline = tmp_path / "timeline.tsv"
+    monkeypatch.setenv(timing.TIMELINE_ENV, str(timeline))
+    timing.timed([sys.executable, "-c", BURN], "the burning command")
+    samples = []
+    for line in timeline.read_text().splitlines():
+        _, _, *processes = line.split("\t")
+        for process in " ".join(processes).split():
+            pid, mb, name, cpu = process.split(":")
+            samples.append((name, float(mb), float(cpu)))
+    python = [(mb, cpu) for name, mb, cpu in samples if name.startswith("python")]
+    assert python, samples
+    cpus = [cpu for _, cpu in python]
+    assert cpus == sorted(cpus) and 0.2 <= cpus[-1] <= 0.8 + 1.0
+    assert max(mb for mb, _ in python) >= 60
