@@ -37,8 +37,11 @@ R = TypeVar("R")
 Item = TypeVar("Item")
 
 
-#: Passes over fewer items than this (pages, sources) stay in one process: a fork would cost more.
+#: Passes over fewer items than this (pages) stay in one process: a fork would cost more.
 SPLIT_MIN_ITEMS = 2000
+#: The same for passes whose items cost a millisecond or more each (ranking or anchoring a source):
+#: the confidence model's folds rank and anchor a sample of 1,500 sources.
+SPLIT_MIN_SOURCES = 500
 
 
 #: Forked children this process started and has not collected (their pids).
@@ -84,12 +87,14 @@ def processes_working() -> int:
     return 1 + alive + int(_in_child)
 
 
-def worth_a_fork(items: int, workers: int) -> bool:
+def worth_a_fork(items: int, workers: int, min_items: int | None = None) -> bool:
     """Whether work over ``items`` items goes to a second process when ``workers`` may run: enough
-    items, and fewer than ``workers`` processes at work already (a third process on two cores makes
-    nothing sooner, and holds its own memory beside the others': 100k synthetic pages, the finder's
-    passes forked beside the TF-IDF child made the run's largest tree, 2.43 GB)."""
-    return workers > 1 and items >= SPLIT_MIN_ITEMS and processes_working() < workers
+    items (``min_items``, else ``SPLIT_MIN_ITEMS``), and fewer than ``workers`` processes at work
+    already (a third process on two cores makes nothing sooner, and holds its own memory beside the
+    others': 100k synthetic pages, the finder's passes forked beside the TF-IDF child made the run's
+    largest tree, 2.43 GB)."""
+    least = SPLIT_MIN_ITEMS if min_items is None else min_items
+    return workers > 1 and items >= least and processes_working() < workers
 
 
 def available_workers() -> int:

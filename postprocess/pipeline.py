@@ -102,7 +102,9 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     """The site's confidence model, from pools ranked with a share of its links hidden (``finder``
     and ``evidence``, built for ``crawl``, are reused: each fold's evidence, pair filters and
     finder are the site's less the fold's hidden links, ``without`` them, so that a fold costs what
-    its sampled sources and hidden links cost, not a rebuild for the whole site)."""
+    its sampled sources and hidden links cost, not a rebuild for the whole site). A fold's sources
+    are ranked and anchored in chunks shared with a second process when the run has one to spare
+    (``background.worth_a_fork``: not when the model is learned in a child beside the ranking)."""
     finder = finder or AnchorFinder(crawl, options.title_anchors)
     evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
     filters: list[PairFilter] = []  # the site's, made for the first fold: each fold's is it less its links
@@ -112,8 +114,9 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
         if not filters:
             filters.append(PairFilter(crawl, index.urls, options))
         rows, _, _ = candidate_pool(crawl, embeddings, index, options, evidence.without(crawl, hidden),
-                                    sources, filters=filters[0].without(hidden))
-        return anchor_pool(crawl, rows, embeddings, passages, options, finder=finder.without(crawl, hidden))
+                                    sources, filters=filters[0].without(hidden), workers=workers(options))
+        return anchor_pool(crawl, rows, embeddings, passages, options, finder=finder.without(crawl, hidden),
+                           workers=workers(options))
 
     return learn(crawl, options, pool)
 

@@ -105,6 +105,7 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
         forks.append(self.forked)
 
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background, "SPLIT_MIN_SOURCES", 1)
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
     monkeypatch.setattr(candidates, "SPILL_PAIRS", 5)  # the pairs' parts on disk, in both processes
@@ -148,14 +149,15 @@ def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkey
         return real_pool(*args, **kwargs)
 
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background, "SPLIT_MIN_SOURCES", 1)
     monkeypatch.setattr(background, "CHUNK", 1)
     monkeypatch.setattr(background.Background, "__init__", counted)
     monkeypatch.setattr(pipeline, "learn_confidence", learned)
     monkeypatch.setattr(pipeline, "candidate_pool", pooled)
     monkeypatch.setattr(pipeline, "LEARN_BESIDE_MAX_PAGES", len(crawl.pages) - 1)
     here = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
-    # the TF-IDF index, the confidence model (here; its folds rank a sample in one process), the
-    # ranking, the anchors
+    # the TF-IDF index, the confidence model (here; this site has too few links to rank folds: the
+    # prior), the ranking, the anchors
     assert forks == [True, False, True, True]
     assert steps[0] == "learn" and steps[-1] == "rank"  # its folds rank too; the site's ranking comes last
     assert [dataclasses.asdict(s) for s in here.rows] == [dataclasses.asdict(s) for s in beside.rows]
@@ -163,3 +165,68 @@ def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkey
         dataclasses.asdict(s) for s in beside.cannibalisation]
     assert here.rejected == beside.rejected
     assert here.confidence.to_json() == beside.confidence.to_json()
+
+
+#: Forty pages, each a thing a kitchen site writes about, whose texts link five others by name.
+THINGS = ["espresso", "grinder", "kettle", "teapot", "whisk", "skillet", "colander", "ladle", "mandoline",
+          "spatula", "blender", "toaster", "steamer", "wok", "griddle", "peeler", "rolling pin", "sieve",
+          "thermometer", "scale", "mortar", "juicer", "kneader", "cleaver", "zester", "tongs", "strainer",
+          "saucepan", "casserole", "baster", "dehydrator", "smoker", "roaster", "slicer", "mixer",
+          "percolator", "chemex", "aeropress", "moka pot", "french press"]
+
+
+def _kitchen() -> list[dict]:
+    """Pages and links of ``THINGS``: page i links i+1, i+2, i+3, i+5 and i+8 by name in its text and
+    names i+13 without a link."""
+    from crawlkit import blocks_of, link
+
+    pages, links = [], []
+    for i, thing in enumerate(THINGS):
+        linked = [(i + k) % len(THINGS) for k in (1, 2, 3, 5, 8)]
+        text = (f"Our {thing} guide covers choosing and caring for a {thing}.\n"
+                + "\n".join(f"A {thing} pairs well with the {THINGS[j]} for daily cooking." for j in linked)
+                + f"\nSome cooks keep a {THINGS[(i + 13) % len(THINGS)]} beside it.")
+        pages.append(page(url(f"/{thing.replace(' ', '-')}/"), f"The {thing} guide | Example Kitchen", text,
+                          blocks=blocks_of(text, [(THINGS[j], url(f"/{THINGS[j].replace(' ', '-')}/"))
+                                                  for j in linked])))
+        links += [link(pages[-1]["url"], url(f"/{THINGS[j].replace(' ', '-')}/"), THINGS[j]) for j in linked]
+    return [pages, links]
+
+
+def test_a_large_sites_folds_rank_and_anchor_their_sample_in_two_processes(tmp_path, monkeypatch):
+    """A model learned in this process (a large site) ranks and anchors each fold's sample in chunks
+    shared with a second process: the same model and queue as one process makes."""
+    from crawlkit import write_crawl
+
+    from postprocess import background, pipeline
+    from postprocess.stages.load import load_crawl
+
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", *_kitchen()))
+    emb = embed_pages(crawl, bundled_model(), LOW)
+    monkeypatch.setattr(pipeline, "LEARN_BESIDE_MAX_PAGES", len(crawl.pages) - 1)
+    one = suggest(crawl, dataclasses.replace(LOW, workers=1), bundled_model(), embeddings=emb)
+    forks: list[tuple[bool, bool]] = []  # (in the learning, forked)
+    learning = [False]
+    real_init, real_learn = background.Background.__init__, pipeline.learn_confidence
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        real_init(self, *args, **kwargs)
+        forks.append((learning[0], self.forked))
+
+    def learned(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        learning[0] = True
+        try:
+            return real_learn(*args, **kwargs)
+        finally:
+            learning[0] = False
+
+    monkeypatch.setattr(background, "SPLIT_MIN_SOURCES", 1)
+    monkeypatch.setattr(background, "CHUNK", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    monkeypatch.setattr(pipeline, "learn_confidence", learned)
+    two = suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
+    assert one.confidence.source == "site"
+    # each of the three folds: its ranking, then its anchoring, both in two processes
+    assert [forked for inside, forked in forks if inside] == [True] * 6
+    assert two.confidence.to_json() == one.confidence.to_json()
+    assert [dataclasses.asdict(s) for s in two.rows] == [dataclasses.asdict(s) for s in one.rows]

@@ -127,6 +127,7 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
         return real(work, items, fork, chunk=1)
 
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background, "SPLIT_MIN_SOURCES", 1)
     monkeypatch.setattr(anchors, "in_chunks", in_chunks)
     both = anchored_rows(Pool.from_rows(rows), finder, workers=2)
     assert known == [len(urls)]  # every target's, before the fork

@@ -254,11 +254,12 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
 
 
 def _shared(work: Callable[[Sequence[T]], R], items: Sequence[T], workers: int,
-            chunk: int | None = None, before_fork: Callable[[], None] | None = None) -> Sequence[R]:
+            chunk: int | None = None, before_fork: Callable[[], None] | None = None,
+            min_items: int | None = None) -> Sequence[R]:
     """``work`` over chunks of ``items`` shared with a second process (``background.in_chunks``) when
-    ``worth_a_fork``, ``before_fork`` done first (what both processes would otherwise each make);
-    else over all of them at once."""
-    if not background.worth_a_fork(len(items), workers):
+    ``worth_a_fork`` (``min_items``: see there), ``before_fork`` done first (what both processes
+    would otherwise each make); else over all of them at once."""
+    if not background.worth_a_fork(len(items), workers, min_items):
         return [work(items)]
     if before_fork is not None:
         before_fork()
@@ -1321,7 +1322,8 @@ def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> Chosen
             bar.update(len(part))
         return found
 
-    parts = _shared(choose, groups, workers, before_fork=lambda: _names_before_the_fork(pool, finder))
+    parts = _shared(choose, groups, workers, before_fork=lambda: _names_before_the_fork(pool, finder),
+                    min_items=background.SPLIT_MIN_SOURCES)
     if bar is not None:
         bar.close()
     return ChosenAnchors(parts)

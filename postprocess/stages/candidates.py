@@ -187,8 +187,10 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             pool.join()
         return ranked
 
-    items = range(len(site.pages))
-    if background.worth_a_fork(len(items), workers):
+    items: Sequence[int] = range(len(site.pages))
+    if sources is not None:  # a sample (the confidence model's folds): only its pages are looked at
+        items = [item for item, page in enumerate(site.pages) if page is not None and page.url in sources]
+    if background.worth_a_fork(len(items), workers, background.SPLIT_MIN_SOURCES):
         # each source's pairs depend on it alone: the sources in chunks shared with a second process
         # (the TF-IDF index made first, here: ``Evidence.ready``), merged in source order
         evidence.ready()
