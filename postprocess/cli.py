@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from postprocess.errors import EXIT_INPUT_ERROR, PREFIX, InputError
-from postprocess.memory import give_back
+from postprocess.memory import end_of_stage, full_collections_between_stages, give_back
 from postprocess.options import HELP, Options, options_from
 
 STAGES = ("run", "embed", "index", "rank", "anchors", "report")
@@ -421,9 +421,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(getattr(importlib.import_module(module), run)(args) or 0)
         session = Session(args=args, options=options_from(args), out=Path(args.out))
         check_decisions(args)
-        for stage in RUNNERS[args.command]:
-            stage(session)
-            give_back()
+        with full_collections_between_stages():
+            for stage in RUNNERS[args.command]:
+                stage(session)
+                end_of_stage()
     except InputError as exc:
         print(PREFIX + str(exc), file=sys.stderr, flush=True)
         return EXIT_INPUT_ERROR

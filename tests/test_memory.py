@@ -88,3 +88,72 @@ def test_the_objects_made_per_name_and_mention_carry_no_dict():
     for made in (Name(("query", "set"), "title", 1.2), Mention("QuerySet", 0.5, "anchor"),
                  _Name(3, "QuerySet", "anchor", 0.5)):
         assert not hasattr(made, "__dict__")
+
+
+def _full_collections(work) -> int:  # noqa: ANN001 - a function of no arguments
+    """How many collections of the oldest generation start while ``work`` runs."""
+    started: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            started.append(1)
+
+    gc.callbacks.append(seen)
+    try:
+        work()
+    finally:
+        gc.callbacks.remove(seen)
+    return len(started)
+
+
+def _grow_a_heap() -> list[list[int]]:
+    """Two million small tracked objects kept: a heap that grows as a run's does."""
+    return [[i] for i in range(2_000_000)]
+
+
+def test_between_stages_the_whole_heap_is_collected_only_at_a_stages_end():
+    """A heap growing by millions of objects makes CPython walk all of it again and again; inside
+    ``full_collections_between_stages`` it never starts a full collection by itself, only
+    ``end_of_stage`` does, and the collector's thresholds are as they were afterwards."""
+    from postprocess.memory import end_of_stage, full_collections_between_stages
+
+    gc.collect()
+    before = gc.get_threshold()
+    assert _full_collections(_grow_a_heap) > 0  # CPython's own thresholds
+    with full_collections_between_stages():
+        assert _full_collections(_grow_a_heap) == 0
+        assert _full_collections(end_of_stage) == 1
+    assert gc.get_threshold() == before
+
+
+def test_a_run_collects_the_whole_heap_once_at_each_stages_end(tmp_path, monkeypatch):
+    """``python -m postprocess run``: a full collection at the end of each of its stages, none
+    started by CPython itself in between."""
+    from crawlkit import SITE, SITE_LINKS, write_crawl
+
+    from postprocess import cli
+
+    crawl = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS)
+    ending = [False]
+    started = {True: 0, False: 0}  # full collections started at a stage's end, and elsewhere
+    real = cli.end_of_stage
+
+    def end_of_stage() -> None:
+        ending[0] = True
+        try:
+            real()
+        finally:
+            ending[0] = False
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            started[ending[0]] += 1
+
+    monkeypatch.setattr(cli, "end_of_stage", end_of_stage)
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        assert cli.main(["run", "--crawl", str(crawl), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    finally:
+        gc.callbacks.remove(seen)
+    assert started == {True: len(cli.RUNNERS["run"]), False: 0}
