@@ -242,6 +242,31 @@ def test_opening_words_are_the_first_words_of_the_running_text():
     assert opening_words(page) == "An espresso shot forces hot water. Dose eighteen grams and tamp."
     assert opening_words(page, words=3) == "An espresso shot …"
     assert opening_words(Page("https://example.test/b/", text="Only text here")) == "Only text here"
+    assert opening_words(page, words=11) == "An espresso shot forces hot water. Dose eighteen grams and tamp."
+    assert opening_words(page, words=8) == "An espresso shot forces hot water. Dose eighteen …"
+    blank = Page("https://example.test/c/", blocks=(Block("paragraph", " "),), text="Not read")
+    assert opening_words(blank) == ""  # prose there is, of no words: the page's text is not read instead
+
+
+class _SplitCounted(str):
+    """A block's text that records each of its splits."""
+
+    splits: list[str] = []
+
+    def split(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+        _SplitCounted.splits.append(str(self))
+        return super().split(*args, **kwargs)
+
+
+def test_opening_words_read_only_the_blocks_they_need():
+    """A long page's opening: its blocks' words are read until there are more than enough, not the
+    whole of its prose (100k synthetic pages: the report's openings 5 s of CPU)."""
+    texts = [_SplitCounted(t) for t in ("Hot water", "forces its way through the puck", "Dose eighteen grams",
+                                        "then tamp")]
+    page = Page("https://example.test/a/", blocks=tuple(Block("paragraph", t) for t in texts))
+    _SplitCounted.splits = []
+    assert opening_words(page, words=4) == "Hot water forces its …"
+    assert _SplitCounted.splits == ["Hot water", "forces its way through the puck"]
 
 
 # --- decisions --------------------------------------------------------------------------------------

@@ -17,8 +17,15 @@ OPENING_WORDS = 30
 def opening_words(page: Page, words: int = OPENING_WORDS) -> str:
     """The first ``words`` words of the page's running text (its prose blocks, else its text), with an
     ellipsis when cut."""
-    prose = " ".join(block_texts(page, PROSE_KINDS))
-    found = (prose or page.text or "").split()
+    texts = block_texts(page, PROSE_KINDS)
+    if len(texts) > 1 or (texts and texts[0]):  # the prose, joined, is not "": its words, and no more
+        found: list[str] = []
+        for text in texts:  # the blocks' words one after another are the joined prose's words
+            found += text.split()
+            if len(found) > words:
+                break
+    else:
+        found = (page.text or "").split()
     return " ".join(found[:words]) + (" …" if len(found) > words else "")
 
 
