@@ -232,6 +232,22 @@ def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path
     assert plain.text == "plain" and dataclasses.replace(crawl.pages[3]).text == merged.pages[3].text
 
 
+def test_whether_a_page_has_text_is_known_from_the_load_without_reading_its_text(tmp_path, monkeypatch):
+    """``has_text`` answers ``page.text.strip()`` for every kind of whitespace ``str.strip`` takes
+    (and not for the characters it keeps), from a flag the loader set: no text group is read."""
+    texts = ["", " \t\n", "\u3000\xa0\u2028\x1c\x85", " x ", "\u200b", "\ufeff", "\u180e", "é", "\u3000a"]
+    rows = [page(url(f"t{n:02d}"), f"Text {n}", text) for n, text in enumerate(texts)]
+    write_crawl(tmp_path, rows, [], [], part="job1-0000")
+    crawl = load_crawl(tmp_path)
+    expected = [bool(p.text.strip()) for p in crawl.pages]
+    assert expected == [bool(t.strip()) for t in texts] and expected.count(True) == 6
+    calls = []
+    monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1))
+    assert [load.has_text(p) for p in crawl.pages] == expected and calls == []
+    assert load.has_text(load.Page(url="x", text=" \u3000 ")) is False
+    assert load.has_text(load.Page(url="x", text=" ok ")) is True
+
+
 def test_anchors_for_rows_in_any_order_read_each_group_of_blocks_once(tmp_path, monkeypatch):
     """Rows handed to ``add_anchors`` as a list, sources shuffled (as a stage file read back gives
     them): the sources are still taken in page order, so each group of blocks is decompressed once."""

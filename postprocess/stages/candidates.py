@@ -26,7 +26,7 @@ from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
 from postprocess.stages.links import in_sorted, linked_keys, linked_pairs
-from postprocess.stages.load import Crawl, Link, Page
+from postprocess.stages.load import Crawl, Link, Page, has_text
 from postprocess.stages.spill import ArrayFile, OnDisk
 from postprocess.stages.suggestions import Pool, Suggestion
 
@@ -56,7 +56,7 @@ def source_exclusion(page: Page, options: Options) -> str | None:
         return f"source_{page.kind}"
     if not 200 <= page.status < 300:
         return "source_status"
-    if not page.text.strip():
+    if not has_text(page):
         return "source_no_text"
     if options.exclude_thin_sources and page.thin:
         return "source_thin"

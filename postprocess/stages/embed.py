@@ -29,7 +29,7 @@ from postprocess.options import Options
 from postprocess.stages.chunk_vectors import PAGE_FILE_GLOB, ChunkVectors, RowWriter, map_rows, write_rows
 from postprocess.stages.chunk_vectors import new_file_name as new_chunk_file
 from postprocess.stages.chunk_vectors import remove_others as remove_older_files
-from postprocess.stages.load import Crawl, Page
+from postprocess.stages.load import Crawl, Page, has_text
 from postprocess.stages.output import progress as progress_bar
 from postprocess.stages.output import replace_atomically
 from postprocess.stages.vector_cache import VectorParts, matrix_column, vector_column, vectors_of
@@ -154,7 +154,7 @@ def from_cache(crawl: Crawl, model_id: str, prefix: str, options: Options,
 
     ``chunks_dir``: write the chunk vectors to a file there and map it (see ``chunk_vectors``);
     None: keep them in memory."""
-    pages = [p for p in crawl.pages if p.text.strip()]
+    pages = [p for p in crawl.pages if has_text(p)]
     if options.encoder == "static":
         from postprocess.stages.static_encoder import static_id
 
@@ -369,7 +369,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     started = time.perf_counter()
     embedder = page_encoder(embedder, options, cache_dir)
     dim = embedder.dimension
-    pages = [p for p in crawl.pages if p.text.strip()]
+    pages = [p for p in crawl.pages if has_text(p)]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
     parts = cache_parts(cache_dir, embedder.model_id) if cache_dir else None
     todo = np.flatnonzero(parts.missing(keys)).tolist() if parts else list(range(len(keys)))

@@ -8,6 +8,7 @@ written by another version fails with one line saying what to do.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -77,12 +78,13 @@ class Page:
 
 
 class StoredText:
-    """A page's text in the loader's ``BlockStore``: ``Page.text`` reads it from there when asked."""
+    """A page's text in the loader's ``BlockStore``: ``Page.text`` reads it from there when asked.
+    ``written``: whether it holds anything but whitespace (``has_text``), found when it was loaded."""
 
-    __slots__ = ("_row", "_store")
+    __slots__ = ("_row", "_store", "written")
 
-    def __init__(self, store: BlockStore, row: int) -> None:
-        self._store, self._row = store, row
+    def __init__(self, store: BlockStore, row: int, written: bool = True) -> None:
+        self._store, self._row, self.written = store, row, written
 
     def read(self) -> str:
         return self._store.text(self._row)
@@ -116,6 +118,28 @@ def text_source(page: Page) -> str | StoredText:
 def text_of(source: str | StoredText) -> str:
     """The text a ``text_source`` stands for."""
     return source.read() if type(source) is StoredText else source  # type: ignore[union-attr, return-value]
+
+
+@functools.cache
+def _not_whitespace() -> str:
+    """An RE2 pattern that matches any character ``str.isspace`` (so ``str.strip``) does not count as
+    whitespace: a text it matches is one whose ``strip()`` is not empty."""
+    spaces = (c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    return "[^" + "".join(f"\\x{{{ord(c):x}}}" for c in spaces) + "]"
+
+
+def has_text(page: Page) -> bool:
+    """Whether ``page``'s text holds anything but whitespace (``page.text.strip()``); a loaded page's
+    is known without reading its text from the store."""
+    source = text_source(page)
+    if type(source) is StoredText:
+        return source.written  # type: ignore[union-attr]
+    return bool(source.strip())  # type: ignore[union-attr]
+
+
+def _written(texts: pa.Array) -> list[bool]:
+    """Whether each text holds anything but whitespace (a null: no), as ``has_text`` answers it."""
+    return pc.fill_null(pc.match_substring_regex(texts, _not_whitespace()), False).to_pylist()
 
 
 class PageValues(Sequence[T]):
@@ -741,8 +765,10 @@ def _page_objects(keep: dict[str, tuple[int, int]], parts: list[tuple[Path, list
                     pages.extend(_page(row, ()) for row in taken.to_pylist())
                 else:
                     first = store.add(taken.column("blocks"), taken.column("text"))
+                    written = _written(taken.column("text"))
                     rows_of = taken.drop_columns(["blocks", "text"]).to_pylist()
-                    pages.extend(_page(row, StoredBlocks(store, first + i), StoredText(store, first + i))
+                    pages.extend(_page(row, StoredBlocks(store, first + i),
+                                       StoredText(store, first + i, written[i]))
                                  for i, row in enumerate(rows_of))
             offset += batch.num_rows
     pages.sort(key=lambda p: p.url)
@@ -886,7 +912,7 @@ def load_crawl(directory: str | Path, job: Jobs = None, bad: BadParts | None = N
 
 def require_linkable(crawl: Crawl) -> None:
     """Stop with one line when there is nothing to link: no text, or fewer than two pages."""
-    with_text = [p for p in crawl.pages if p.text.strip()]
+    with_text = [p for p in crawl.pages if has_text(p)]
     if not with_text:
         raise InputError(f"no page in {crawl.directory or 'the crawl'} has main text "
                          f"({len(crawl.pages)} pages, all with an empty text column)")
