@@ -157,6 +157,7 @@ class Background(Generic[T]):
         self._name = name or child_name(function)
         self._pid: int | None = None
         self._file: IO[bytes] | None = None
+        self._status: int | None = None  # the child's exit status, once ``wait`` collected it
         self._done = False
         self._value: T
         self.forked = fork and hasattr(os, "fork")
@@ -217,6 +218,14 @@ class Background(Generic[T]):
         if self.forked:
             self._args = tuple(None if any(a is v for v in values) else a for a in self._args)
 
+    def wait(self) -> None:
+        """Wait until the child has left (its memory freed), its value not read yet (``result`` reads
+        it): this process's next steps do not stand beside it, and its value takes no memory here."""
+        if self._pid is not None and self._status is None:
+            _, self._status = os.waitpid(self._pid, 0)
+            _children.discard(self._pid)
+            _thaw(self._pid)
+
     def result(self) -> T:
         """The function's value: the child's, or computed here when there was no child or it died
         without one. An exception the function raised in the child is raised here as RuntimeError."""
@@ -224,10 +233,9 @@ class Background(Generic[T]):
             return self._value
         if self._pid is None:
             return self._function(*self._args)
-        _, status = os.waitpid(self._pid, 0)
-        _children.discard(self._pid)
-        _thaw(self._pid)
-        self._pid = None
+        self.wait()
+        status, self._status, self._pid = self._status, None, None
+        assert status is not None
         assert self._file is not None
         with self._file as written:
             written.seek(0, os.SEEK_END)

@@ -252,8 +252,9 @@ def stage_rank(s: Session) -> None:
         # The confidence model depends on the pages and links, not on this ranking: learned on the
         # second core while this one ranks and anchors (the anchors stage collects it), or, on a
         # large site, here and first (``learn_beside``).
-        s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors,
-                                                            workers(s.options)))
+        # the finder's last steps wait for the TF-IDF process to leave: their transients never beside it
+        s.finder = s.timed("anchors", lambda: AnchorFinder(crawl, s.options.title_anchors, workers(s.options),
+                                                            before_last_steps=s.evidence.wait))
         s.passages = passage_vectors(s)
         s.timed("rank", s.evidence.ready)  # the TF-IDF index, made beside the finder: before the next fork
         s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,

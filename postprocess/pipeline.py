@@ -212,7 +212,8 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     evidence = Evidence(crawl, embeddings, options.neighbours, workers(options))
     timings["rank"] = time.perf_counter() - started
     started = time.perf_counter()
-    finder = AnchorFinder(crawl, options.title_anchors, workers(options))
+    # the finder's last steps wait for the TF-IDF process to leave: their transients never beside it
+    finder = AnchorFinder(crawl, options.title_anchors, workers(options), before_last_steps=evidence.wait)
     timings["anchors"] = time.perf_counter() - started
     started = time.perf_counter()
     evidence.ready()  # its TF-IDF index, made beside the finder: collected before the next fork

@@ -82,6 +82,21 @@ def test_a_child_leaves_as_soon_as_its_value_is_written():
     assert job.result() == b"x" * 8 * 2**20
 
 
+def test_wait_lets_the_child_leave_before_its_value_is_read():
+    """``wait``: the child has left and been reaped (no longer counted as at work), its value still
+    in its file until ``result`` reads it."""
+    from postprocess import background
+
+    job = Background(big, 8 * 2**20)
+    pid = job._pid
+    job.wait()
+    assert pid not in background._children
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped already
+    job.wait()  # again: nothing left to wait for
+    assert job.result() == b"x" * 8 * 2**20
+
+
 def test_a_child_that_dies_is_replaced_by_the_parent():
     assert Background(die_in_a_child, 5).result() == (os.getpid(), 25)
 

@@ -121,6 +121,39 @@ def test_two_processes_make_the_queue_one_does(site, monkeypatch):
     assert two.confidence.to_json() == one.confidence.to_json()
 
 
+def test_the_finders_last_steps_wait_for_the_tfidf_process_to_leave(site, tmp_path, monkeypatch):
+    """The anchor finder's last steps (its names tabled, the links indexed: its largest transients)
+    start once the process making the TF-IDF index has left, in ``suggest`` and in ``run``: the two
+    never hold their memory side by side (100k synthetic pages: 1.26 GB together)."""
+    from crawlkit import SITE, SITE_LINKS, write_crawl
+
+    from postprocess import background, cli
+    from postprocess.stages.anchors import AnchorFinder
+
+    children_then: list[list[int]] = []
+    real = AnchorFinder._pages_named
+
+    def named(self):  # noqa: ANN001, ANN202 - records the children still there
+        children_then.append(sorted(background._children))
+        return real(self)
+
+    forked: list[str] = []
+    init = background.Background.__init__
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        init(self, *args, **kwargs)
+        forked.append(self._name if self.forked else "")
+
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    monkeypatch.setattr(AnchorFinder, "_pages_named", named)
+    crawl, emb = site
+    suggest(crawl, dataclasses.replace(LOW, workers=2), bundled_model(), embeddings=emb)
+    directory = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS)
+    assert cli.main(["run", "--crawl", str(directory), "--out", str(tmp_path / "out"), "--workers", "2"]) == 0
+    assert forked.count("ls-lexical_neighbours") == 2 and children_then == [[], []]
+
+
 def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkeypatch):
     """Past ``LEARN_BESIDE_MAX_PAGES`` the model is learned in this process, first (a forked learner
     keeps the pages of the heap the ranking writes, a copy that grows with the site); the TF-IDF

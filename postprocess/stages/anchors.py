@@ -641,8 +641,12 @@ class NameOwners:
 class AnchorFinder:
     """Chooses anchors for suggestions; built once per crawl (the names every page is known by)."""
 
-    def __init__(self, crawl: Crawl, allow_title: bool = False, workers: int = 1) -> None:
-        """``workers``: processes for the passes over every page's text (see ``background``)."""
+    def __init__(self, crawl: Crawl, allow_title: bool = False, workers: int = 1,
+                 before_last_steps: Callable[[], object] | None = None) -> None:
+        """``workers``: processes for the passes over every page's text (see ``background``).
+        ``before_last_steps``: called once the passes are done, before the names are tabled and the
+        links indexed, the build's largest transients (the run waits there for the TF-IDF process
+        to leave, so that the two never stand side by side)."""
         self.pages = {p.url: p for p in crawl.pages}
         self.aliases = crawl.aliases
         self.allow_title = allow_title
@@ -671,6 +675,8 @@ class AnchorFinder:
         del name_pages
         self.word_pages, self.occurrences = _prose_counts(crawl, keys, workers)
         del keys
+        if before_last_steps is not None:
+            before_last_steps()
         self._page_named = self._pages_named()
         self._index_links(crawl.links, counts)
         # what the build freed, handed back: the allocator kept it (100k pages, built in one process:

@@ -728,6 +728,14 @@ class SiteEvidence:
             self._lexical_job = None
         return self
 
+    def wait(self) -> SiteEvidence:
+        """Wait until the process making the TF-IDF index has left, its index not read yet
+        (``ready`` reads it)."""
+        job = self.__dict__.get("_lexical_job")
+        if job is not None:
+            job.wait()
+        return self
+
     def __getattr__(self, name: str) -> object:  # only for attributes not set yet
         if name in ("lexical", "lexical_rows", "lexical_sims") and self.__dict__.get("_lexical_job"):
             return getattr(self.ready(), name)

@@ -113,6 +113,12 @@ class Evidence:
         self.site.ready()
         return self
 
+    def wait(self) -> Evidence:
+        """This evidence once the process making its TF-IDF index has left, the index not read yet
+        (see ``SiteEvidence.wait``)."""
+        self.site.wait()
+        return self
+
     def with_links(self, crawl: Crawl) -> Evidence:
         """This evidence for the same pages with other links (a confidence fold hides some): the
         lexical index is kept, names and inbound counts are made again."""
