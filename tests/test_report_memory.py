@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from crawlkit import SITE, SITE_LINKS, write_site
 
-from postprocess import cli
+from postprocess import cli, memory
 from postprocess.apps import report
 from postprocess.apps.report import html, queue, write_csv, write_parquet
 from postprocess.stages.candidates import Suggestion
@@ -65,6 +65,7 @@ def test_the_report_hands_back_what_each_step_freed_before_the_next(tmp_path, mo
     write_parquet(out / "anchored.parquet", rows)
     events: list[str] = []
     monkeypatch.setattr(cli, "give_back", lambda: events.append("give back"))
+    monkeypatch.setattr(memory, "give_back", lambda: events.append("give back"))  # at the stage's end
     for step in ("write_suggestions", "analyse", "write_html"):
         made = getattr(report, step)
         monkeypatch.setattr(report, step, lambda *a, _made=made, _step=step, **k: (events.append(_step),
