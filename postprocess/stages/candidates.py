@@ -158,7 +158,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         pool, rejected, duplicates = ranked.pool, ranked.rejected, ranked.duplicates
         for item in items:
             source = site.pages[item]
-            if source is None or (sources is not None and source.url not in sources):
+            if source is None:  # a sample's items are its pages already (below)
                 continue
             reason = source_exclusion(source, options)
             if reason:

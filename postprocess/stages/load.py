@@ -83,7 +83,7 @@ class StoredText:
 
     __slots__ = ("_row", "_store", "written")
 
-    def __init__(self, store: BlockStore, row: int, written: bool = True) -> None:
+    def __init__(self, store: BlockStore, row: int, written: bool) -> None:
         self._store, self._row, self.written = store, row, written
 
     def read(self) -> str:
