@@ -6,9 +6,11 @@ import tracemalloc
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from crawlkit import SITE, SITE_LINKS, blocks_of, bundled_model, page, write_crawl, write_site
 
+from postprocess.stages import passages
 from postprocess.stages.anchors import AnchorFinder, anchored_rows, source_text
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.load import load_crawl
@@ -23,12 +25,12 @@ TEXTS = ["Descale the espresso machine with citric acid every month.",
          "Descale the espresso machine with citric acid every month."]
 
 
-def test_a_run_holds_what_it_made_and_reads_the_rest_from_the_cache(tmp_path):
+def test_a_run_appends_what_it_makes_to_the_cache_and_reads_it_back_from_there(tmp_path):
     model = bundled_model()
     first = PassageVectors(model, tmp_path)
     vectors = first.encode(TEXTS)
     assert vectors.shape == (3, 384) and np.array_equal(vectors[0], vectors[2]) and first.embedded == 2
-    first.save()
+    assert first.vectors == {}  # on disk as soon as made, not held
     loads = []
 
     def load():  # noqa: ANN202 - the model, counted
@@ -41,12 +43,11 @@ def test_a_run_holds_what_it_made_and_reads_the_rest_from_the_cache(tmp_path):
     assert loads == [] and again.embedded == 0 and again.vectors == {}  # from the cache, not kept
     new = "A chain wants oil after every wet ride, wiped off before it gathers grit."
     both = again.encode([TEXTS[1], new])
-    assert loads == [1] and again.embedded == 1 and list(again.vectors) != []
+    assert loads == [1] and again.embedded == 1 and again.vectors == {}
     assert np.array_equal(both[0], vectors[1])
     assert np.allclose(both[1], model.encode([new])[0], atol=1e-6)
     long = "word " * PASSAGE_CHARS  # cut to PASSAGE_CHARS: the same key as its first characters
     assert np.array_equal(again.encode([long]), again.encode([long[:PASSAGE_CHARS] + "more"]))
-    again.save()
     third = PassageVectors(lambda: pytest.fail("the model was loaded"), tmp_path, model_id=model.model_id)
     assert np.array_equal(third.encode([new])[0], both[1])
 
@@ -102,7 +103,7 @@ def test_cosines_are_the_paragraph_vectors_against_the_targets_whatever_their_so
     first.encode([cached])
     first.save()
     run = PassageVectors(model, tmp_path)
-    run.encode([made])  # held by this run, not saved
+    run.encode([made])  # made by this run
     texts = [new, cached, made, new, cached]
     pages = model.encode(["Roses and their pruning.", "Espresso machines.", "Bicycle care."])
     targets = np.array([2, 0, 1, 0, 2])
@@ -176,3 +177,27 @@ def test_passage_scores_never_hold_every_paragraph_text(tmp_path):
     assert peak < sum(map(len, texts)) / 2, peak
     assert [s.parts["passage"] for s in rows] == [
         round(float(paragraphs[i] @ pages[(i + 1) % len(urls)]), 6) for i in range(len(urls))]
+
+
+def test_paragraphs_are_embedded_and_appended_a_step_at_a_time(tmp_path, monkeypatch):
+    """A cold run's paragraphs are encoded ``EMBED_STEP`` at a time, each step a part of the cache as
+    soon as it is made: what a run holds is one step's texts and vectors, and a killed run keeps the
+    steps it finished. Without a cache they are held for the rest of the run."""
+    model = bundled_model()
+    monkeypatch.setattr(passages, "EMBED_STEP", 2)
+    texts = [*TEXTS, "Oil the chain after a wet ride.", "Sow tomatoes indoors in March.",
+             "Grind coffee just before brewing."]
+    sizes: list[int] = []
+    real = model.encode
+
+    def encode(batch, *args, **kwargs):  # noqa: ANN001, ANN202 - the real model's, its calls counted
+        sizes.append(len(batch))
+        return real(batch, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", encode)
+    run = PassageVectors(model, tmp_path)
+    vectors = run.encode(texts)
+    assert sizes == [2, 2, 1] and run.vectors == {} and run.embedded == 5
+    assert sorted(pq.read_table(p).num_rows for p in run.parts.files()) == [1, 2, 2]
+    memory = PassageVectors(model)
+    assert np.allclose(memory.encode(texts), vectors, atol=1e-6) and len(memory.vectors) == 5

