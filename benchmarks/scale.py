@@ -6,7 +6,8 @@ into an empty output folder (cold: every page embedded) and again into the same 
 (warm: the embedding cache holds every page), and records wall time, the process tree's CPU
 time, peak RSS and the seconds of each stage from ``summary.json``. Then, on the first size:
 Annoy recall@10 against exact search for ``--queries`` pages at the default trees, and the
-transformer's texts/s on this machine's device (``--device auto``).
+transformer's texts/s on this machine's device (``--device auto``). ``--cold-only`` makes the
+cold run alone, ``--command embed`` runs that stage alone (a million pages' cache filled first).
 
     python benchmarks/scale.py --work /tmp/scale --sizes 10000 30000
 """
@@ -42,8 +43,8 @@ def _synthetic():  # noqa: ANN202 - the module beside this file (not on sys.path
     return module
 
 
-def run(crawl: Path, out: Path, extra: list[str]) -> dict:
-    wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra])
+def run(crawl: Path, out: Path, extra: list[str], command: str = "run") -> dict:
+    wall, rss_kb, summary = postprocess_run(crawl, out, ["--encoder", "static", *extra], command)
     return {"seconds": round(wall, 1), "cpu_seconds": round(timing.LAST_CPU_SECONDS, 1),
             "peak_rss_gb": round(rss_kb / 1024 / 1024, 2),
             "peak_tree_pss_gb": round(timing.LAST_TREE_PSS_KB / 1024 / 1024, 2),
@@ -99,6 +100,10 @@ def main() -> int:
                         help="keep each size's output folder, run the warm run only (its cache must be full)")
     parser.add_argument("--only-checks", action="store_true",
                         help="skip the runs: Annoy recall and texts/s on the first size's existing output")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="the cold run alone, into an empty output folder")
+    parser.add_argument("--command", default="run", choices=["run", "embed"],
+                        help="postprocess's whole run (default) or its embedding stage alone")
     args, extra = parser.parse_known_args()
     args.work.mkdir(parents=True, exist_ok=True)
     results = []
@@ -111,13 +116,15 @@ def main() -> int:
             print(f"generated {size:,} pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         out = args.work / f"out-{size}"
         if args.warm_only and out.is_dir():
-            results.append({"pages": size, "warm": run(crawl, out, extra)})
+            results.append({"pages": size, "warm": run(crawl, out, extra, args.command)})
         else:
             if out.exists():
                 shutil.rmtree(out)
-            cold = run(crawl, out, extra)
-            warm = run(crawl, out, extra)
-            results.append({"pages": size, "cold": cold, "warm": warm})
+            cold = run(crawl, out, extra, args.command)
+            if args.cold_only:
+                results.append({"pages": size, "cold": cold})
+            else:
+                results.append({"pages": size, "cold": cold, "warm": run(crawl, out, extra, args.command)})
         print(json.dumps(results[-1]), file=sys.stderr)
     report: dict = {"runs": results}
     first = args.work / f"out-{args.sizes[0]}"

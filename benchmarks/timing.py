@@ -128,8 +128,11 @@ def timed(command: list[str], what: str) -> tuple[float, int, subprocess.Complet
     return wall, int(figures[1]), done
 
 
-def postprocess_run(crawl: Path, out: Path, extra: list[str]) -> tuple[float, int, dict]:
-    """``python -m postprocess run``: (wall seconds, peak RSS in kB, its summary.json)."""
-    wall, rss_kb, _ = timed([sys.executable, "-m", "postprocess", "run", "--crawl", str(crawl),
-                             "--out", str(out), *extra], f"postprocess on {crawl}")
-    return wall, rss_kb, json.loads((out / "summary.json").read_text())
+def postprocess_run(crawl: Path, out: Path, extra: list[str],
+                    command: str = "run") -> tuple[float, int, dict]:
+    """``python -m postprocess COMMAND``: (wall seconds, peak RSS in kB, its summary.json; empty for a
+    command that writes none, as ``embed`` alone)."""
+    wall, rss_kb, _ = timed([sys.executable, "-m", "postprocess", command, "--crawl", str(crawl),
+                             "--out", str(out), *extra], f"postprocess {command} on {crawl}")
+    summary = out / "summary.json"
+    return wall, rss_kb, json.loads(summary.read_text()) if command == "run" else {}
