@@ -132,8 +132,9 @@ def main() -> int:
         report["annoy_recall_at_10"] = annoy_recall(first, args.queries)
     if not args.no_texts_per_second:
         report["transformer"] = texts_per_second(args.work / f"crawl-{args.sizes[0]}")
-    base = results[0]["warm"]["seconds"] / results[0]["pages"] if results else 0
-    for r in results:
+    warm = [r for r in results if "warm" in r]  # none with --cold-only
+    base = warm[0]["warm"]["seconds"] / warm[0]["pages"] if warm else 0
+    for r in warm:
         r["warm_ms_per_page"] = round(1000 * r["warm"]["seconds"] / r["pages"], 2)
         r["per_page_vs_first"] = round(r["warm"]["seconds"] / r["pages"] / base, 2)
         r["warm_cpu_ms_per_page"] = round(1000 * r["warm"]["cpu_seconds"] / r["pages"], 2)
