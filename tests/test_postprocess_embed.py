@@ -377,6 +377,7 @@ def test_a_cold_run_embeds_and_appends_a_step_of_pages_at_a_time(tmp_path, monke
     assert [pq.read_table(p).num_rows for p in parts] == [2] * (steps - 1) + [len(SITE) - 2 * (steps - 1)]
     assert len(sizes) == steps and sum(sizes) == stepped.stats["texts"] == whole.stats["texts"]
     assert stepped.urls == whole.urls and np.allclose(stepped.vectors, whole.vectors, atol=1e-6)
+    assert stepped.stats["processes"] == 1  # the transformer's torch uses every core itself
 
 
 def test_a_run_killed_while_embedding_keeps_the_steps_it_finished(tmp_path, monkeypatch):

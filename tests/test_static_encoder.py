@@ -15,7 +15,7 @@ from crawlkit import SITE, bundled_model, write_site
 
 from postprocess.errors import PREFIX
 from postprocess.options import Options
-from postprocess.stages import static_encoder
+from postprocess.stages import embed, static_encoder
 from postprocess.stages.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
 from postprocess.stages.load import load_crawl
 from postprocess.stages.static_encoder import load_static, static_dir, word_chunks
@@ -248,3 +248,22 @@ def test_evaluate_with_the_static_encoder_embeds_paragraphs_as_it_embeds_pages(s
     assert done.returncode == 0, done.stderr
     [default] = json.loads((out / "evaluation.json").read_text())["methods"]
     assert default["method"] == "default" and default["recall"]["5"] > 0
+
+
+@pytest.mark.slow
+def test_the_static_encoders_steps_are_shared_with_a_second_process(static_cache, tmp_path, monkeypatch):
+    """The static encoder works on one core: with more than one step of pages a forked second process
+    takes steps too, each process appending its own to the cache; the vectors are one process's."""
+    crawl = load_crawl(write_site(tmp_path / "crawl"))
+    for name in ("one", "two", "alone"):
+        shutil.copytree(static_dir(static_cache, BUNDLED_ID), static_dir(tmp_path / name, BUNDLED_ID))
+    one = embed_pages(crawl, bundled_model(), Options(encoder="static", workers=2), tmp_path / "one")
+    monkeypatch.setattr(embed, "EMBED_STEP_PAGES", 2)
+    two = embed_pages(crawl, bundled_model(), Options(encoder="static", workers=2), tmp_path / "two")
+    assert one.stats["processes"] == 1 and two.stats["processes"] == 2
+    assert two.urls == one.urls and np.array_equal(two.vectors, one.vectors)
+    assert all(np.array_equal(two.chunk_vectors[i], one.chunk_vectors[i]) for i in range(len(one.urls)))
+    parts = list((tmp_path / "two").glob("embeddings-*/part-*.parquet"))
+    assert len(parts) == -(-len(one.urls) // 2) and two.stats["texts"] == one.stats["texts"]
+    alone = embed_pages(crawl, bundled_model(), Options(encoder="static", workers=1), tmp_path / "alone")
+    assert alone.stats["processes"] == 1 and np.array_equal(alone.vectors, one.vectors)

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from postprocess.background import available_workers, in_chunks, worth_a_fork
 from postprocess.errors import InputError
 from postprocess.options import Options
 from postprocess.stages.chunk_vectors import PAGE_FILE_GLOB, ChunkVectors, RowWriter, map_rows, write_rows
@@ -384,21 +385,33 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
     for i in missing:
         first.setdefault(keys[i], i)
     todo = list(first.values())
-    steps = max(1, -(-len(todo) // EMBED_STEP_PAGES))
+    steps = list(enumerate(todo[start:start + EMBED_STEP_PAGES]
+                           for start in range(0, len(todo), EMBED_STEP_PAGES))) or [(0, [])]
+
+    def embed_steps(chunk: Sequence[tuple[int, list[int]]]) -> list[tuple[PageVectors | None, int, float]]:
+        """Each step's vectors appended to the cache (None returned) or, without one, returned."""
+        done: list[tuple[PageVectors | None, int, float]] = []
+        for number, step in chunk:
+            label = "embedding" if len(steps) == 1 else f"embedding ({number + 1} of {len(steps)})"
+            made, count, seconds = _embed_step(embedder, options, pages, keys, step, label)
+            if parts is not None:
+                parts.append(_cache_table(made))  # a killed run keeps the steps before
+                made = None
+            done.append((made, count, seconds))
+        return done
+
+    # the static encoder works on one core: a second process takes every other step (the transformer's
+    # torch uses every core already); both append their steps to the cache, none comes back
+    fork = (parts is not None and options.encoder == "static"
+            and worth_a_fork(len(steps), options.workers or available_workers(), min_items=2))
     new: PageVectors = {}  # without a cache: every page's, kept for the end
     texts = 0
     encode_seconds = 0.0
-    for step in range(steps):
-        label = "embedding" if steps == 1 else f"embedding ({step + 1} of {steps})"
-        made, count, seconds = _embed_step(embedder, options, pages, keys,
-                                           todo[step * EMBED_STEP_PAGES:(step + 1) * EMBED_STEP_PAGES], label)
-        texts += count
-        encode_seconds += seconds
-        if parts is not None:
-            parts.append(_cache_table(made))  # a killed run keeps the steps before
-        else:
-            new.update(made)
-        del made
+    for done in in_chunks(embed_steps, steps, fork=fork, chunk=1):
+        for made, count, seconds in done:
+            texts += count
+            encode_seconds += seconds
+            new.update(made or {})
     if parts is not None:
         gathered = parts.gather(keys, dim, RowWriter(_chunk_file(chunks_dir), dim))
         if gathered is None or not gathered.found.all():
@@ -415,7 +428,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
         stats={"pages": len(pages), "embedded_pages": len(todo), "cached_pages": len(pages) - len(todo),
                "texts": texts, "encode_seconds": round(encode_seconds, 3),
                "texts_per_second": round(texts / encode_seconds, 1) if texts and encode_seconds else 0.0,
-               "device": getattr(embedder, "device", "cpu"),
+               "device": getattr(embedder, "device", "cpu"), "processes": 2 if fork else 1,
                "seconds": round(time.perf_counter() - started, 3)},
     )
     log.info("embedded %d pages (%d texts), %d from cache", len(todo), texts, len(pages) - len(todo))
