@@ -400,8 +400,8 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
             done.append((made, count, seconds))
         return done
 
-    # the static encoder works on one core: a second process takes every other step (the transformer's
-    # torch uses every core already); both append their steps to the cache, none comes back
+    # the static encoder works on one core: a forked second process takes steps too, whoever is free
+    # first (the transformer's torch uses every core already); each appends its own, none comes back
     fork = (parts is not None and options.encoder == "static"
             and worth_a_fork(len(steps), options.workers or available_workers(), min_items=2))
     new: PageVectors = {}  # without a cache: every page's, kept for the end
