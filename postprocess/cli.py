@@ -320,7 +320,7 @@ def stage_anchors(s: Session) -> None:
     s.timings["anchors"] -= sum(waited)  # the wait for the learning counts as the confidence's
     if learned:
         model, made, seconds = learned[0]
-        passages.adopt(made)  # paragraph vectors the second process made, for the cache
+        passages.adopt(made)  # paragraph vectors the second process made (without a cache: none with one)
         s.timings["confidence_learning"] = seconds
     else:
         model = s.timed("confidence",
@@ -331,7 +331,6 @@ def stage_anchors(s: Session) -> None:
     s.rows = queue(rows, model, s.options, s.rejected)
     give_back()  # the rows the cut and the caps dropped
     s.confidence = model
-    passages.save()
     payload = json.dumps(model.to_json(), indent=2)
     replace_atomically(s.out / "confidence.json", lambda tmp: tmp.write_text(payload))
     write_parquet(s.out / "anchored.parquet", s.rows)

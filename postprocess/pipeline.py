@@ -152,7 +152,7 @@ def workers(options: Options) -> int:
 def learn_in_background(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
                          options: Options, finder: AnchorFinder, evidence: Evidence | None
                          ) -> tuple[ConfidenceModel, dict[str, np.ndarray], float]:
-    """``learn_confidence``, with the paragraph vectors it made (for the parent's cache) and its seconds."""
+    """``learn_confidence``, with the paragraph vectors it held (made without a cache) and its seconds."""
     started = time.perf_counter()
     known = set(passages.vectors)
     model = learn_confidence(crawl, embeddings, index, passages, options, finder, evidence)
@@ -239,7 +239,6 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
     assert confidence is not None
     rows = queue(rows, confidence, options, rejected)
     timings["confidence"] = time.perf_counter() - started
-    passages.save()
     stats = {"pages": len(crawl.pages), "embedded_pages": len(embeddings.urls), "suggestions": len(rows),
              "sources": len({s.source_url for s in rows}), "near_duplicates": len(cannibal)}
     return Suggestions(rows, cannibal, rejected, {k: round(v, 3) for k, v in timings.items()}, stats,

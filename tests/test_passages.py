@@ -66,7 +66,6 @@ def test_texts_are_asked_for_only_for_the_paragraphs_to_embed(tmp_path):
 
     scores = first.cosines(keys, texts_of, pages, targets)
     assert sorted(asked[0]) == [0, 1] and len(asked) == 1  # each distinct paragraph once
-    first.save()
     again = PassageVectors(model, tmp_path)
     warm = again.cosines(keys, lambda at: pytest.fail(f"asked for {at}"), pages, targets)
     assert warm.tolist() == scores.tolist()
@@ -101,7 +100,6 @@ def test_cosines_are_the_paragraph_vectors_against_the_targets_whatever_their_so
                          "Oil the chain after a wet ride.")
     first = PassageVectors(model, tmp_path)
     first.encode([cached])
-    first.save()
     run = PassageVectors(model, tmp_path)
     run.encode([made])  # made by this run
     texts = [new, cached, made, new, cached]
@@ -201,3 +199,18 @@ def test_paragraphs_are_embedded_and_appended_a_step_at_a_time(tmp_path, monkeyp
     assert sorted(pq.read_table(p).num_rows for p in run.parts.files()) == [1, 2, 2]
     memory = PassageVectors(model)
     assert np.allclose(memory.encode(texts), vectors, atol=1e-6) and len(memory.vectors) == 5
+
+
+def test_vectors_made_in_another_process_are_adopted_into_the_cache_or_held(tmp_path):
+    """Adopted vectors go where this run's own go: the cache when there is one (read back there, no
+    model needed), this run's memory without one."""
+    model = bundled_model()
+    made = {PassageVectors(model).key(TEXTS[0]): model.encode([TEXTS[0]])[0]}
+    cached = PassageVectors(model, tmp_path)
+    cached.adopt(made)
+    assert cached.vectors == {} and len(cached.parts.files()) == 1
+    again = PassageVectors(lambda: pytest.fail("the model was loaded"), tmp_path, model_id=model.model_id)
+    assert np.array_equal(again.encode([TEXTS[0]])[0], made[again.key(TEXTS[0])])
+    held = PassageVectors(model)
+    held.adopt(made)
+    assert list(held.vectors) == list(made) and held.encode([TEXTS[0]]).shape == (1, 384)

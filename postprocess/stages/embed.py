@@ -386,7 +386,7 @@ def embed_pages(crawl: Crawl, embedder: Embedder, options: Options,
         first.setdefault(keys[i], i)
     todo = list(first.values())
     steps = list(enumerate(todo[start:start + EMBED_STEP_PAGES]
-                           for start in range(0, len(todo), EMBED_STEP_PAGES))) or [(0, [])]
+                           for start in range(0, len(todo), EMBED_STEP_PAGES)))
 
     def embed_steps(chunk: Sequence[tuple[int, list[int]]]) -> list[tuple[PageVectors | None, int, float]]:
         """Each step's vectors appended to the cache (None returned) or, without one, returned."""

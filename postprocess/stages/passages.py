@@ -59,9 +59,8 @@ class PassageVectors:
         self._model = model if isinstance(model, Embedder) else None
         self._load = None if isinstance(model, Embedder) else model
         self.model_id = model_id or (self._model.model_id if self._model else "")
-        self.vectors: dict[str, np.ndarray] = {}  # made (without a cache) or adopted in this run
+        self.vectors: dict[str, np.ndarray] = {}  # made or adopted in this run, without a cache
         self.parts = VectorParts.for_model(cache_dir, "passages", self.model_id) if cache_dir else None
-        self._saved: set[str] = set()
         self.embedded = 0
 
     @property
@@ -99,7 +98,7 @@ class PassageVectors:
                      texts_of: Callable[[list[int]], list[str]],
                      take: Callable[[np.ndarray, np.ndarray], None], dim: int | None = None) -> None:
         """Each of the ``distinct`` keys' vectors handed once to ``take(positions in distinct, vectors)``,
-        a batch at a time: those made in this run, those in the cache (of ``dim`` values, when given),
+        a batch at a time: those held in memory (no cache), those in the cache (of ``dim`` values if given),
         then the others, embedded ``EMBED_STEP`` at a time (``texts_of(positions in the keys)``: their
         texts, asked for at ``first``, where each distinct key first stands), each step appended to
         the cache (kept in memory without one)."""
@@ -152,19 +151,15 @@ class PassageVectors:
         return matrix[of_key] if matrix is not None else np.zeros((0, 0), dtype=np.float32)
 
     def adopt(self, vectors: dict[str, np.ndarray]) -> None:
-        """Vectors made elsewhere (another process) for this model, kept unless one is already here."""
+        """Vectors made elsewhere (another process) for this model: appended to the cache as this run's
+        own are, or without one kept unless one is already here."""
+        if self.parts is not None:
+            if vectors:
+                self.parts.append(pa.table({"key": pa.array(list(vectors), pa.string()),
+                                            "vector": vector_column(list(vectors.values()))}))
+            return
         for key, vector in vectors.items():
             self.vectors.setdefault(key, vector)
-
-    def save(self) -> None:
-        """Append the vectors made since the last save as one new part of the cache."""
-        if self.parts is None:
-            return
-        keys = sorted(set(self.vectors) - self._saved)
-        if keys:
-            self.parts.append(pa.table({"key": pa.array(keys, pa.string()),
-                                        "vector": vector_column([self.vectors[k] for k in keys])}))
-        self._saved.update(keys)
 
 
 def paragraph_texts(crawl: Crawl, rows: Sequence[Suggestion]) -> list[str]:
