@@ -237,7 +237,11 @@ class LexicalIndex:
             self._dense = np.zeros(matrix.shape[1], dtype=matrix.dtype)
         self._dense[columns] = matrix.data[lo:hi]
         try:
-            return np.asarray(matrix[np.asarray(targets)] @ self._dense, dtype=np.float32)
+            rows = np.asarray(targets)
+            if _matvec_rows is not None and matrix.indptr.dtype == matrix.indices.dtype == np.int32 \
+                    and matrix.data.dtype == np.float32 and rows.min() >= 0 and rows.max() < matrix.shape[0]:
+                return _rows_times(matrix, rows.astype(np.int32, copy=False), self._dense)
+            return np.asarray(matrix[rows] @ self._dense, dtype=np.float32)
         finally:
             self._dense[columns] = 0.0
 
@@ -309,6 +313,31 @@ class LexicalIndex:
             rows[i, :len(best)] = found[best]
             sims[i, :len(best)] = exact[best]
         return rows, sims
+
+
+try:  # scipy's own row gather and product, without ``matrix[rows] @ vector``'s checks and wrapping
+    from scipy.sparse._sparsetools import csr_matvec as _matvec_rows
+    from scipy.sparse._sparsetools import csr_row_index as _gather_rows
+except ImportError:  # another scipy's layout: the public path, same figures
+    _matvec_rows = _gather_rows = None
+
+
+def _rows_times(matrix: sparse.csr_matrix, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
+    """``matrix[rows] @ dense`` as float32, through the same two routines scipy runs for it (so the
+    same sums, in the same order), less the Python around them: the indexing's checks and the
+    sub-matrix's construction were ~75% of a call (a page's ~200 TF-IDF neighbours re-scored: 214 →
+    93 µs)."""
+    indptr = matrix.indptr
+    sub_indptr = np.empty(len(rows) + 1, dtype=np.int32)
+    sub_indptr[0] = 0
+    np.cumsum(indptr[rows + 1] - indptr[rows], out=sub_indptr[1:])
+    pairs = int(sub_indptr[-1])
+    sub_indices = np.empty(pairs, dtype=np.int32)
+    sub_data = np.empty(pairs, dtype=np.float32)
+    _gather_rows(len(rows), rows, indptr, matrix.indices, matrix.data, sub_indices, sub_data)
+    out = np.zeros(len(rows), dtype=np.float32)
+    _matvec_rows(len(rows), matrix.shape[1], sub_indptr, sub_indices, sub_data, dense, out)
+    return out
 
 
 def _lexical_neighbours(documents: list[Sequence[str]], k: int
