@@ -304,6 +304,35 @@ def test_the_caps_take_pairs_best_first_ties_broken_by_source_then_target_url():
     assert all(scores.tobytes() == copy.tobytes() for scores, copy in given)
 
 
+@pytest.mark.parametrize("band", [37, 500, 1 << 22])
+def test_pairs_sorted_a_band_of_scores_at_a_time_come_in_the_order_of_one_sort(monkeypatch, band):
+    """The caps sort the pairs a band of scores at a time (``CAPS_BAND_PAIRS``): the bands, best
+    first, give the pairs in the order one sort of them all gives (score descending, then the URL
+    key), with many tied scores, -0.0 beside 0.0, and NaN scores last; the caps then take the same
+    pairs."""
+    from postprocess.stages import candidates
+
+    monkeypatch.setattr(candidates, "CAPS_BAND_PAIRS", band)
+    rng = np.random.default_rng(11)
+    scores = np.round(rng.random(3000) - 0.2, 1)  # ~12 values
+    scores[rng.choice(3000, 40, replace=False)] = -0.0
+    scores[rng.choice(3000, 30, replace=False)] = np.nan
+    keys = rng.permutation(3000).astype(np.int64)
+    order = candidates._UrlOrder([f"u{i:04d}" for i in range(3000)])
+    pieces = list(candidates._in_best_order(keys, scores, order))
+    rows = np.concatenate([piece[2] for piece in pieces])
+    assert rows.tolist() == candidates._best_first(keys, scores).tolist()
+    bands = list(candidates._score_bands(scores, band))
+    if band > 3000:
+        assert len(bands) == 1
+    else:  # every row once; a band's scores all below the band before it's
+        assert len(bands) > 2 and sorted(np.concatenate(bands).tolist()) == list(range(3000))
+        lowest = [np.nanmin(scores[b]) if not np.isnan(scores[b]).all() else np.nan for b in bands]
+        highest = [np.nanmax(scores[b]) if not np.isnan(scores[b]).all() else np.nan for b in bands]
+        assert all(lo > hi for lo, hi in zip(lowest[:-2], highest[1:-1], strict=True))
+        assert np.isnan(scores[bands[-1]]).all()
+
+
 def test_the_caps_sort_holds_one_key_and_the_order_beside_the_pairs(monkeypatch):
     """The caps' sort holds, beside the pairs waiting (16 bytes each), one int64 key that takes the
     place of the sources and targets, the scores joined and the order (24 bytes a pair; under 28 with
@@ -326,6 +355,42 @@ def test_the_caps_sort_holds_one_key_and_the_order_beside_the_pairs(monkeypatch)
         tracemalloc.stop()
     assert len(taken) > 0
     assert peak < 200_000 * 28, peak
+
+
+def test_the_caps_sort_holds_a_bands_order_not_every_pairs(monkeypatch):
+    """Sorted a band of scores at a time, the caps hold beside the pairs waiting (16 bytes each) the
+    key and the scores (16 bytes a pair), two masks (2) and a band's order and copies: under 23
+    bytes a pair with bands of a twentieth of the pairs, where one sort of them all held ~26; the
+    same pairs taken."""
+    import tracemalloc
+
+    from postprocess.stages import candidates
+
+    monkeypatch.setattr(candidates, "CAPS_CHUNK", 1024)
+    rng = np.random.default_rng(2)
+    urls = [f"u{i:05d}" for i in range(2000)]
+
+    def pool() -> candidates._PairColumns:
+        made = candidates._PairColumns()
+        for source in range(2000):
+            made.add(source, rng.integers(0, 2000, 100), rng.random(100), {})
+        return made
+
+    state = rng.bit_generator.state
+    whole = pool().capped(urls, 3, 3)
+    rng.bit_generator.state = state
+    banded = pool()
+    monkeypatch.setattr(candidates, "CAPS_BAND_PAIRS", 10_000, raising=False)
+    tracemalloc.start()
+    try:
+        taken = banded.capped(urls, 3, 3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert taken.sources.tolist() == whole.sources.tolist()
+    assert taken.targets.tolist() == whole.targets.tolist()
+    assert taken.ranks.tolist() == whole.ranks.tolist() and len(taken) > 0
+    assert peak < 200_000 * 23, peak
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import copy
 import os
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,21 +96,23 @@ def capped_numbers(sources: np.ndarray, targets: np.ndarray, per_source: int, pe
     return capped_chunks(chunks, per_source, per_target, numbers)
 
 
-def capped_chunks(chunks: Iterable[tuple[np.ndarray, np.ndarray]], per_source: int, per_target: int,
+def capped_chunks(chunks: Iterable[tuple[np.ndarray, ...]], per_source: int, per_target: int,
                   numbers: int) -> tuple[np.ndarray, np.ndarray]:
-    """``capped_numbers`` over the pairs given as (sources, targets) pieces, in order."""
+    """``capped_numbers`` over the pairs given as (sources, targets) pieces, in order; a piece given
+    as (sources, targets, labels) gives its pairs' labels in place of their positions."""
     given = [0] * numbers
     received = [0] * numbers
     taken, ranks = array("q"), array("i")
     start = 0
-    for sources, targets in chunks:
-        for i, (source, target) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True), start):
+    for sources, targets, *labelled in chunks:
+        labels = labelled[0].tolist() if labelled else None
+        for i, (source, target) in enumerate(zip(sources.tolist(), targets.tolist(), strict=True)):
             rank = given[source] + 1
             if rank > per_source or received[target] >= per_target:
                 continue
             given[source] = rank
             received[target] += 1
-            taken.append(i)
+            taken.append(start + i if labels is None else labels[i])
             ranks.append(rank)
         start += len(sources)
     return np.frombuffer(taken, dtype=np.int64), np.frombuffer(ranks, dtype=np.int32)
@@ -331,6 +333,54 @@ def _best_first(keys: np.ndarray, scores: np.ndarray) -> np.ndarray:
         np.negative(scores, out=scores)
 
 
+#: Pairs the caps sort at once, about: the pairs are sorted a band of scores at a time, best band
+#: first, so the order and the sort's buffers are a band's, not every pair's (a million synthetic
+#: pages: ~80M pairs, ~12 bytes a pair, ~1 GB of the ranking's end).
+CAPS_BAND_PAIRS = 1 << 22
+
+
+def _score_bands(scores: np.ndarray, pairs: int) -> Iterator[np.ndarray]:
+    """The pairs' rows in bands of scores, best band first, ~``pairs`` rows each (cut at the scores of
+    a sample: a score is never split, so many pairs of one score make a larger band), the rows of
+    NaN scores last, where the sort puts them; each band's rows (ascending) made when it is reached.
+    At most ``pairs`` scores: one band, given empty (``_in_best_order`` sorts every row in place)."""
+    if len(scores) <= pairs:
+        yield np.arange(0)
+        return
+    bands = -(-len(scores) // pairs)
+    sample = np.sort(scores[::max(1, len(scores) // (64 * bands))])[::-1]  # descending, NaN first
+    sample = sample[~np.isnan(sample)]
+    cuts = sorted({float(sample[b * len(sample) // bands]) for b in range(1, bands)} if len(sample) else (),
+                  reverse=True)
+    above, mask, below = np.inf, np.empty(len(scores), dtype=bool), np.empty(len(scores), dtype=bool)
+    for cut in [*cuts, -np.inf]:  # two masks made again in place for each band: 2 bytes a pair
+        np.greater_equal(scores, cut, out=mask)
+        if above < np.inf:
+            mask &= np.less(scores, above, out=below)
+        band = np.flatnonzero(mask)
+        if len(band):
+            yield band
+        above = cut
+    del mask, below
+    band = np.flatnonzero(np.isnan(scores))
+    if len(band):
+        yield band
+
+
+def _in_best_order(keys: np.ndarray, scores: np.ndarray, urls_order: _UrlOrder
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The pairs best first (``_best_first``) as (sources, targets, rows) pieces of ``CAPS_CHUNK``,
+    sorted a band of scores at a time (``_score_bands``): the order held is a band's."""
+    for band in _score_bands(scores, CAPS_BAND_PAIRS):
+        if not len(band):  # every pair: sorted in place, no copy of the keys and scores
+            band = _best_first(keys, scores)
+        else:
+            band = band[_best_first(keys[band], scores[band])]
+        for start in range(0, len(band), CAPS_CHUNK):
+            rows = band[start:start + CAPS_CHUNK]
+            yield (*urls_order.pairs(keys[rows]), rows)
+
+
 def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
                  held_back: Mapping[tuple[str, str], str], rejected: Counter[str]) -> np.ndarray:
     """Mask of the pairs no editor has decided yet; decided ones counted as ``decided_<state>``."""
@@ -422,12 +472,8 @@ class _PairColumns:
         scores = _joined_once(self.scores)
         urls_order = _UrlOrder(urls)
         keys = urls_order.keys(self.sources, self.targets, self.size)
-        order = _best_first(keys, scores)
-        in_order = (urls_order.pairs(keys[order[start:start + CAPS_CHUNK]])
-                    for start in range(0, len(order), CAPS_CHUNK))
-        taken, places = capped_chunks(in_order, per_source, per_target, len(urls))
-        rows = order[taken]
-        del order
+        rows, places = capped_chunks(_in_best_order(keys, scores, urls_order), per_source, per_target,
+                                     len(urls))
         (sources, targets), scores = urls_order.pairs(keys[rows]), scores[rows]  # every pair's columns let go
         del keys
         by_row = np.argsort(rows, kind="stable")  # the kept rows in pair order, to read each piece once
