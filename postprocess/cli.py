@@ -116,6 +116,7 @@ class Session:
     finder: object = None  # the anchor finder, built by rank when it starts the confidence learning
     passages: object = None  # paragraph vectors (their cache), shared the same way
     learning: object = None  # the confidence model being learned on a second core (``Background``)
+    lexical_job: object = None  # the ranking's TF-IDF job, started by a run's index stage (``LexicalJob``)
     decisions: dict[str, object] | None = None
 
     def timed(self, name: str, fn: Callable[[], object]) -> object:
@@ -172,12 +173,18 @@ def stage_embed(s: Session) -> None:
 
 
 def stage_index(s: Session) -> None:
+    from postprocess.pipeline import workers
     from postprocess.stages.embed import read_vectors
     from postprocess.stages.index import INDEX_FILE, build_index, save_index
+    from postprocess.stages.scoring import start_lexical_job
 
     if s.embeddings is None:
         s.embeddings = read_vectors(s.out / "vectors.parquet")
     emb = s.embeddings
+    if s.args.command == "run" and workers(s.options) > 1:
+        # the ranking's TF-IDF job needs the pages alone: on the second core while this one builds the
+        # page index (one core: ~150 s at a million pages), not after it
+        s.lexical_job = start_lexical_job(s.get_crawl(), emb, s.options.neighbours, workers(s.options))
     s.index = s.timed("index", lambda: build_index(emb.urls, emb.vectors, s.options.trees,
                                                    path=s.out / INDEX_FILE))
     save_index(s.index, s.out)
@@ -247,7 +254,8 @@ def stage_rank(s: Session) -> None:
     _vectors_and_index(s)
     held_back = held_back_pairs(s)
     s.evidence = s.timed("rank", lambda: Evidence(crawl, s.embeddings, s.options.neighbours,
-                                                  workers(s.options)))
+                                                  workers(s.options), s.lexical_job))
+    s.lexical_job = None
     if s.args.command == "run" and workers(s.options) > 1:
         # The confidence model depends on the pages and links, not on this ranking: learned on the
         # second core while this one ranks and anchors (the anchors stage collects it), or, on a

@@ -154,6 +154,41 @@ def test_the_finders_last_steps_wait_for_the_tfidf_process_to_leave(site, tmp_pa
     assert forked.count("ls-lexical_neighbours") == 2 and children_then == [[], []]
 
 
+def test_a_run_starts_its_tfidf_job_before_building_the_page_index(tmp_path, monkeypatch):
+    """``run`` on two cores starts the ranking's TF-IDF job (it needs the pages alone) as the index
+    stage begins, so that it works on the second core while this one builds the page index (one core,
+    ~150 s at a million pages); the ranking uses that job, starts no other, and the queue is the one
+    made on one core."""
+    from crawlkit import SITE, SITE_LINKS, write_crawl
+
+    from postprocess import background, cli
+    from postprocess.stages import index
+
+    directory = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS)
+    assert cli.main(["run", "--crawl", str(directory), "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
+    forked: list[str] = []
+    init = background.Background.__init__
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - records each fork
+        init(self, *args, **kwargs)
+        forked.append(self._name if self.forked else "")
+
+    building: list[list[str]] = []
+    real_build = index.build_index
+
+    def build(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - records the forks made by then
+        building.append(list(forked))
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(background.Background, "__init__", counted)
+    monkeypatch.setattr(index, "build_index", build)
+    assert cli.main(["run", "--crawl", str(directory), "--out", str(tmp_path / "two"), "--workers", "2"]) == 0
+    assert building == [["ls-lexical_neighbours"]] and forked.count("ls-lexical_neighbours") == 1
+    for name in ("suggestions.csv", "candidates.parquet", "anchored.parquet", "confidence.json"):
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
+
+
 def test_a_large_site_learns_its_confidence_here_before_the_ranking(site, monkeypatch):
     """Past ``LEARN_BESIDE_MAX_PAGES`` the model is learned in this process, first (a forked learner
     keeps the pages of the heap the ranking writes, a copy that grows with the site); the TF-IDF

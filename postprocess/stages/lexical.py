@@ -340,6 +340,15 @@ def _rows_times(matrix: sparse.csr_matrix, rows: np.ndarray, dense: np.ndarray) 
     return out
 
 
+def start_lexical_job(documents: Sequence[str], neighbours: int, workers: int = 1) -> Background:
+    """The TF-IDF index of ``documents`` and each one's ``neighbours`` nearest (``_lexical_neighbours``),
+    made in a second process when ``workers`` allow and the site is worth a fork, else here when first
+    asked for. A fresh process: forked as it is, it kept ~0.6 GB of this one's heap at 100k pages (the
+    pages this process wrote while it worked; docs/benchmarks.md); ``documents`` must then pickle."""
+    return Background(_lexical_neighbours, [documents], max(1, neighbours),
+                      fork=worth_a_fork(len(documents), workers), fresh=True)
+
+
 def _lexical_neighbours(documents: list[Sequence[str]], k: int
                         ) -> tuple[LexicalIndex, np.ndarray, np.ndarray]:
     """The TF-IDF index of the documents and each one's ``k`` nearest (``LexicalIndex.neighbours``).
@@ -728,17 +737,15 @@ class SiteEvidence:
 
     def __init__(self, urls: Sequence[str], titles: Sequence[tuple[str, str]], documents: Sequence[str],
                  texts: Sequence[str], anchor_uses: Iterable[tuple[int, int, str]], neighbours: int,
-                 workers: int = 1) -> None:
+                 workers: int = 1, lexical_job: Background | None = None) -> None:
         """``workers`` above 1 (and a site worth a fork): the TF-IDF index and its neighbours are made
         in a second process while this one indexes the names and goes on (``ready`` waits for them;
-        they are also waited for when first read)."""
+        they are also waited for when first read). ``lexical_job``: that process, started earlier for
+        these ``documents`` (``lexical_job``, the function)."""
         self.urls = list(urls)
         self.row = {url: i for i, url in enumerate(self.urls)}
-        # a fresh process: forked as it is, it kept ~0.6 GB of this one's heap at 100k pages (the pages
-        # this process wrote while it worked; docs/benchmarks.md); ``documents`` must then pickle
-        self._lexical_job: Background | None = Background(
-            _lexical_neighbours, [documents], max(1, neighbours), fork=worth_a_fork(len(documents), workers),
-            fresh=True)
+        self._lexical_job: Background | None = (lexical_job if lexical_job is not None
+                                                else start_lexical_job(documents, neighbours, workers))
         # the pages' own strings, not copies (or the loader's texts, read when scanned: ``PageValues``)
         self._titles, self._texts = titles, texts if isinstance(texts, Sequence) else list(texts)
         self.names = NameIndex(titles, anchor_uses, self._texts)

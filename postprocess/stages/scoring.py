@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
@@ -39,9 +39,10 @@ import numpy as np
 
 from postprocess.options import Options
 from postprocess.stages.links import LinkTable, content_uses, in_sorted, links_table
-from postprocess.stages.load import Crawl, PageValues
+from postprocess.stages.load import Crawl, Page, PageValues
 
 if TYPE_CHECKING:
+    from postprocess.background import Background
     from postprocess.stages.lexical import AnchorUses
 
 #: Parts always present, in CSV column order (``Evidence.part_columns`` may add more).
@@ -83,18 +84,44 @@ def needs_links(inbound: int) -> float:
     return 1.0 / (1.0 + math.log1p(max(0, inbound)))
 
 
+def pages_in_order(crawl: Crawl, urls: Sequence[str]) -> list[Page]:
+    """The crawl's pages of ``urls``, in that order (the page vectors' order)."""
+    pages = {p.url: p for p in crawl.pages}
+    return [pages[u] for u in urls]
+
+
+@dataclass
+class LexicalJob:
+    """The TF-IDF job of the pages ``urls`` (in the vectors' order), started before its ``Evidence``."""
+
+    urls: list[str]
+    job: Background
+
+
+def start_lexical_job(crawl: Crawl, embeddings: object, neighbours: int, workers: int) -> LexicalJob:
+    """The TF-IDF index and neighbours of the embedded pages, started now in a second process (see
+    ``lexical.start_lexical_job``), for the ``Evidence`` made later for the same pages: a run starts
+    it before building the page index, a stage of one core (~150 s at a million pages)."""
+    from postprocess.stages.lexical import PageDocuments
+    from postprocess.stages.lexical import start_lexical_job as start
+
+    urls = list(embeddings.urls)  # type: ignore[attr-defined]
+    return LexicalJob(urls, start(PageDocuments(pages_in_order(crawl, urls)), neighbours, workers))
+
+
 class Evidence:
     """Per-run evidence beyond the Annoy neighbours: page and chunk vectors, lexical index, names."""
 
-    def __init__(self, crawl: Crawl, embeddings: object, neighbours: int, workers: int = 1) -> None:
-        """``workers``: processes that may build it (see ``SiteEvidence``)."""
+    def __init__(self, crawl: Crawl, embeddings: object, neighbours: int, workers: int = 1,
+                 lexical_job: LexicalJob | None = None) -> None:
+        """``workers``: processes that may build it (see ``SiteEvidence``); ``lexical_job``: its TF-IDF
+        job, started already for the same pages (``start_lexical_job``)."""
         from postprocess.stages.lexical import PageDocuments, SiteEvidence, clean_title, site_title_parts
 
         urls = list(embeddings.urls)  # type: ignore[attr-defined]
         self.vectors = embeddings.vectors  # type: ignore[attr-defined]
         self.chunks = embeddings.chunk_vectors  # type: ignore[attr-defined]
-        pages = {p.url: p for p in crawl.pages}
-        ordered = [pages[u] for u in urls]
+        ordered = pages_in_order(crawl, urls)
         site = site_title_parts([p.title for p in ordered])
         row = {u: i for i, u in enumerate(urls)}
         self.site = SiteEvidence(
@@ -105,6 +132,7 @@ class Evidence:
             _anchor_uses(crawl, row),
             neighbours,
             workers,
+            lexical_job.job if lexical_job is not None and lexical_job.urls == urls else None,
         )
         self._links_changed(crawl)
 
