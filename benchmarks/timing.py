@@ -2,7 +2,8 @@
 
 GNU time's peak RSS is that of the largest single process; a run that forks a second worker
 needs the memory of the whole process tree at once, so the tree's proportional set size (PSS:
-pages two processes share counted half to each) is sampled as well, every ``SAMPLE_SECONDS``.
+pages two processes share counted half to each) is sampled as well, every ``SAMPLE_SECONDS`` or,
+where a sample takes long (a large run), ``SAMPLE_WAIT_FACTOR`` times as long as it took.
 RSS and PSS count the pages of mapped files (the Annoy index, the chunk vectors) that a process
 has read: page cache the kernel frees under memory pressure. The anonymous part (``Pss_Anon``:
 the processes' own memory, which nothing but an exit frees) is sampled apart, for the tree and
@@ -21,6 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_SECONDS = 0.25
+#: The sampler waits at least this many times as long as its last sample took: reading
+#: ``smaps_rollup`` walks a process's page tables (a million synthetic pages: ~190 ms for the main
+#: process, ~130 for its child, so sampling every 0.25 s kept ~57% of a core busy and held the
+#: processes' memory-map lock while their mmap and munmap waited), so a large run is sampled less
+#: often, at ~10% of a core at most, rather than slowed by its own measurement.
+SAMPLE_WAIT_FACTOR = 10
 #: The peak PSS of the process tree of the last ``timed`` command, in kB (0 where /proc has none).
 LAST_TREE_PSS_KB = 0
 #: The peak anonymous PSS of that tree, and of its largest process, in kB (sampled).
@@ -91,6 +98,7 @@ def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
     started = time.perf_counter()
     with open(timeline, "w") if timeline else open(os.devnull, "w") as out:
         while process.poll() is None:
+            sampled = time.perf_counter()
             pids = _tree(process.pid)
             figures = [_rollup_kb(pid) for pid in pids]
             peak[0] = max(peak[0], sum(pss for pss, _ in figures))
@@ -102,7 +110,7 @@ def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
                 tree = sum(anon for _, anon in figures) / 1024
                 out.write(f"{time.perf_counter() - started:.2f}\t{tree:.0f}\t{each}\n")
                 out.flush()
-            time.sleep(SAMPLE_SECONDS)
+            time.sleep(max(SAMPLE_SECONDS, SAMPLE_WAIT_FACTOR * (time.perf_counter() - sampled)))
 
 
 def timed(command: list[str], what: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:

@@ -58,3 +58,29 @@ def test_the_timeline_gives_each_process_its_memory_name_and_cpu_seconds(tmp_pat
     cpus = [cpu for _, cpu in python]
     assert cpus == sorted(cpus) and 0.2 <= cpus[-1] <= 0.8 + 1.0
     assert max(mb for mb, _ in python) >= 60
+
+
+def test_a_slow_sample_makes_the_sampler_wait_longer(monkeypatch):
+    """Reading a large process's ``smaps_rollup`` takes long (~0.2 s at a million synthetic pages):
+    the sampler then waits ``SAMPLE_WAIT_FACTOR`` times as long as its sample took, so it keeps ~10%
+    of a core at most, where sampling every 0.25 s took ~57% and slowed the run it measured."""
+    import time
+
+    timing = module_from_file("timing", ROOT / "benchmarks" / "timing.py")
+    samples: list[float] = []  # when each sample began (its processes listed)
+    real, listed = timing._rollup_kb, timing._tree
+
+    def slow(pid: int) -> tuple[int, int]:  # a sample takes at least 0.1 s
+        time.sleep(0.1)
+        return real(pid)
+
+    def tree(pid: int) -> list[int]:
+        samples.append(time.perf_counter())
+        return listed(pid)
+
+    monkeypatch.setattr(timing, "_rollup_kb", slow)
+    monkeypatch.setattr(timing, "_tree", tree)
+    timing.timed([sys.executable, "-c", "import time; time.sleep(4)"], "the sleeping command")
+    gaps = [later - earlier for earlier, later in zip(samples, samples[1:], strict=False)]
+    assert gaps and min(gaps) >= 0.1 * (timing.SAMPLE_WAIT_FACTOR + 1) * 0.95, gaps
+    assert len(samples) <= 4 / (0.1 * timing.SAMPLE_WAIT_FACTOR) + 2
