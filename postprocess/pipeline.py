@@ -203,7 +203,8 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
         def encoder() -> Embedder:
             return page_encoder(model or load_model(None, options.prefix, options.device), options, cache_dir)
 
-        passages = PassageVectors(encoder, cache_dir, model_id=embeddings.model_id)
+        passages = PassageVectors(encoder, cache_dir, model_id=embeddings.model_id,
+                                  workers=workers(options) if options.encoder == "static" else 1)
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)

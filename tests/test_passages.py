@@ -214,3 +214,33 @@ def test_vectors_made_in_another_process_are_adopted_into_the_cache_or_held(tmp_
     held = PassageVectors(model)
     held.adopt(made)
     assert list(held.vectors) == list(made) and held.encode([TEXTS[0]]).shape == (1, 384)
+
+
+def test_a_static_encoders_steps_of_paragraphs_are_shared_with_a_second_process(tmp_path, monkeypatch):
+    """With ``workers`` above 1 (the static encoder, one core) and a cache, the steps of paragraphs to
+    embed are shared with a forked second process, each appending its own parts; the vectors come
+    back from the cache, the same as one process makes (a million synthetic pages: ~2.7M paragraphs,
+    ~41 min on one core)."""
+    from postprocess import background
+
+    model = bundled_model()
+    monkeypatch.setattr(passages, "EMBED_STEP", 2)
+    texts = [*TEXTS, "Oil the chain after a wet ride.", "Sow tomatoes indoors in March.",
+             "Grind coffee just before brewing.", "Prune roses in late winter."]
+    one = PassageVectors(model, tmp_path / "one")
+    alone = one.encode(texts)
+    forks: list[bool] = []
+    real = background.in_chunks
+
+    def shared(work, items, fork=True, chunk=None):  # noqa: ANN001, ANN202 - records whether it forks
+        forks.append(fork and len(items) >= 2)
+        return real(work, items, fork=fork, chunk=chunk)
+
+    monkeypatch.setattr(passages, "in_chunks", shared)
+    two = PassageVectors(model, tmp_path / "two", workers=2)
+    vectors = two.encode(texts)
+    assert forks == [True] and two.embedded == one.embedded > 4
+    assert np.array_equal(vectors, alone)
+    assert sorted(pq.read_table(p).num_rows for p in two.parts.files()) == sorted(
+        pq.read_table(p).num_rows for p in one.parts.files())
+    assert np.array_equal(PassageVectors(model, tmp_path / "two", workers=2).encode(texts), alone)
