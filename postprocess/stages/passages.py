@@ -134,16 +134,23 @@ class PassageVectors:
                 raise OSError(f"the paragraph cache {self.parts.folder} lost vectors it was just given")
             return
         for step in steps:
-            texts = texts_of([int(first[wanted[k]]) for k in step])
-            vectors = np.asarray(self.model.encode(texts), np.float32)
-            del texts
+            vectors = self._embed_step(self.model, step, [int(first[wanted[k]]) for k in step], texts_of)
             self.embedded += len(step)
-            if self.parts is not None:  # on disk at once: a later ask reads them back from there
-                self.parts.append(pa.table({"key": pa.array(step, pa.string()),
-                                            "vector": matrix_column(vectors)}))
-            else:
-                self.vectors.update(zip(step, vectors, strict=True))
             take(np.array([wanted[k] for k in step], dtype=np.int64), vectors)
+
+    def _embed_step(self, model: Embedder, step: list[str], firsts: list[int],
+                    texts_of: Callable[[list[int]], list[str]]) -> np.ndarray:
+        """The vectors of the keys ``step`` (their texts ``texts_of(firsts)``), appended to the cache at
+        once (a later ask reads them back from there), or kept in memory without one."""
+        texts = texts_of(firsts)
+        vectors = np.asarray(model.encode(texts), np.float32)
+        del texts
+        if self.parts is not None:
+            self.parts.append(pa.table({"key": pa.array(step, pa.string()),
+                                        "vector": matrix_column(vectors)}))
+        else:
+            self.vectors.update(zip(step, vectors, strict=True))
+        return vectors
 
     def _embed_in_two(self, steps: list[list[str]], firsts: list[int],
                       texts_of: Callable[[list[int]], list[str]]) -> None:
@@ -152,18 +159,12 @@ class PassageVectors:
         comes back but their number (a million synthetic pages: ~2.7M paragraphs, 45 s a step of
         50,000 on one core)."""
         model = self.model  # loaded before the fork: the second process has it too
-        assert self.parts is not None
-        parts = self.parts
         starts = np.cumsum([0] + [len(step) for step in steps])
         numbered = list(range(len(steps)))
 
         def embed(chunk: Sequence[int]) -> int:
             for number in chunk:
-                step = steps[number]
-                texts = texts_of(firsts[starts[number]:starts[number + 1]])
-                vectors = np.asarray(model.encode(texts), np.float32)
-                del texts
-                parts.append(pa.table({"key": pa.array(step, pa.string()), "vector": matrix_column(vectors)}))
+                self._embed_step(model, steps[number], firsts[starts[number]:starts[number + 1]], texts_of)
             return len(chunk)
 
         for _ in in_chunks(embed, numbered, chunk=1):
