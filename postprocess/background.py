@@ -50,6 +50,21 @@ _children: set[int] = set()
 _in_child = False
 #: The forked children (pids) this process froze its objects for (``_freeze``), not yet collected.
 _frozen_for: set[int] = set()
+#: In a child: the file whose first byte its parent sets when it starts to wait for the child's value
+#: (``parent_waits``); None in a process that no ``Background`` started.
+_waited_fd: int | None = None
+
+
+def parent_waits() -> bool:
+    """In a ``Background`` child (fresh or not): whether its parent now waits, idle, for its value
+    (``Background.wait``), so that work split over a second process would take a core no one uses.
+    A look at one byte of a file: cheap enough between steps of a few thousand items."""
+    if _waited_fd is None:
+        return False
+    try:
+        return os.pread(_waited_fd, 1, 0) == b"1"
+    except OSError:
+        return False
 
 
 def _freeze() -> None:
@@ -157,6 +172,7 @@ class Background(Generic[T]):
         self._name = name or child_name(function)
         self._pid: int | None = None
         self._file: IO[bytes] | None = None
+        self._waiting: IO[bytes] | None = None  # see ``parent_waits``
         self._status: int | None = None  # the child's exit status, once ``wait`` collected it
         self._done = False
         self._value: T
@@ -170,6 +186,8 @@ class Background(Generic[T]):
         # value writes it and leaves at once, freeing its memory, instead of waiting (its memory
         # held) until the parent reads a pipe too full to take it.
         self._file = tempfile.TemporaryFile(prefix="linkspider-background-")
+        # its first byte set when this process waits for the value (``parent_waits``, in the child)
+        self._waiting = tempfile.TemporaryFile(prefix="linkspider-waiting-")
         parent = os.getpid()
         if not fresh:  # a fresh child leaves this heap at once: nothing to keep shared
             _freeze()
@@ -179,8 +197,9 @@ class Background(Generic[T]):
             _thaw()
             raise
         if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
-            global _in_child
+            global _in_child, _waited_fd
             _in_child = True
+            _waited_fd = self._waiting.fileno()
             _children.clear()  # the parent's, not this process's
             _frozen_for.clear()
             code = 1
@@ -188,8 +207,8 @@ class Background(Generic[T]):
                 _die_with_parent()
                 if os.getppid() != parent:  # it died before the line above: no signal will come
                     os._exit(1)
-                if fresh:
-                    _exec_fresh(self._name, function, args, self._file)  # returns only if it failed
+                if fresh:  # returns only if it failed
+                    _exec_fresh(self._name, function, args, self._file, self._waiting)
                 else:
                     code = _answer(self._name, function, args, self._file)
             finally:
@@ -222,9 +241,14 @@ class Background(Generic[T]):
         """Wait until the child has left (its memory freed), its value not read yet (``result`` reads
         it): this process's next steps do not stand beside it, and its value takes no memory here."""
         if self._pid is not None and self._status is None:
+            if self._waiting is not None:  # the child may now split what is left over a second process
+                os.pwrite(self._waiting.fileno(), b"1", 0)
             _, self._status = os.waitpid(self._pid, 0)
             _children.discard(self._pid)
             _thaw(self._pid)
+            if self._waiting is not None:
+                self._waiting.close()
+                self._waiting = None
 
     def result(self) -> T:
         """The function's value: the child's, or computed here when there was no child or it died
@@ -280,11 +304,11 @@ _FRESH_START = ("import os, pickle, sys\n"
                 "call = os.fdopen(int(sys.argv[1]), 'rb')\n"
                 "sys.path[:] = pickle.load(call)\n"
                 "from postprocess.background import _fresh_child\n"
-                "_fresh_child(call, int(sys.argv[2]))\n")
+                "_fresh_child(call, int(sys.argv[2]), int(sys.argv[3]))\n")
 
 
 def _exec_fresh(name: str, function: Callable[..., object], args: tuple[object, ...],
-                written: IO[bytes]) -> None:
+                written: IO[bytes], waiting: IO[bytes]) -> None:
     """In the forked child: the call pickled into a temporary file, then a new interpreter in this
     process (``exec``) that makes it (``_fresh_child``). Returns only if that failed, its error
     written."""
@@ -296,16 +320,19 @@ def _exec_fresh(name: str, function: Callable[..., object], args: tuple[object, 
         call.seek(0)
         os.set_inheritable(call.fileno(), True)
         os.set_inheritable(written.fileno(), True)
-        os.execv(sys.executable,
-                 [sys.executable, "-c", _FRESH_START, str(call.fileno()), str(written.fileno())])
+        os.set_inheritable(waiting.fileno(), True)
+        os.execv(sys.executable, [sys.executable, "-c", _FRESH_START, str(call.fileno()),
+                                  str(written.fileno()), str(waiting.fileno())])
     except BaseException as error:  # noqa: BLE001 - every failure goes back to the parent
         _error_into(written, error)
 
 
-def _fresh_child(call: IO[bytes], result_fd: int) -> None:
-    """A fresh child's interpreter: the call read (its file then closed and gone), made, answered."""
-    global _in_child
+def _fresh_child(call: IO[bytes], result_fd: int, waited_fd: int) -> None:
+    """A fresh child's interpreter: the call read (its file then closed and gone), made, answered;
+    ``waited_fd``: the file ``parent_waits`` reads."""
+    global _in_child, _waited_fd
     _in_child = True
+    _waited_fd = waited_fd
     _die_with_parent()  # kept across ``exec`` as it is; set again all the same
     code = 1
     written = os.fdopen(result_fd, "w+b")

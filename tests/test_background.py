@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from local_servers import gone
 
-from postprocess.background import Background, available_workers, in_chunks
+from postprocess.background import Background, available_workers, in_chunks, parent_waits
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
@@ -267,6 +267,27 @@ time.sleep(600)
     if not gone(child, timeout=5.0, interval=0.05):
         os.kill(child, signal.SIGKILL)
         pytest.fail("the fresh child outlived its parent")
+
+
+def watch_the_parent(seconds: float) -> tuple[bool, bool]:
+    """Whether the parent waited at the start, and whether it did within ``seconds``."""
+    at_start = parent_waits()
+    deadline = time.monotonic() + seconds
+    while not parent_waits() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return at_start, parent_waits()
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_child_learns_when_its_parent_starts_to_wait_for_it(fresh):
+    """``parent_waits``: false while the parent goes on with its own work, true once it waits for
+    the value (so a child may then take the idle core too); false outside any child."""
+    job = Background(watch_the_parent, 20.0, fresh=fresh)
+    time.sleep(1.5 if fresh else 0.3)  # the parent at work: the child sees no wait (a fresh one starts)
+    started = time.monotonic()
+    assert job.result() == (False, True)
+    assert time.monotonic() - started < 10  # seen at once, not at the deadline
+    assert not parent_waits()
 
 
 def test_workers_are_the_cores_this_process_may_use():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import tracemalloc
 from collections import Counter
@@ -110,6 +111,38 @@ def test_the_tfidf_index_made_in_a_second_process_is_the_one_made_here(monkeypat
     assert (there.lexical.matrix != here.lexical.matrix).nnz == 0
     assert there.lexical_rows.tolist() == here.lexical_rows.tolist()
     assert there.lexical_sims.tolist() == here.lexical_sims.tolist()
+
+
+def test_the_tfidf_queries_left_are_shared_with_a_second_process_once_the_run_waits(
+        tmp_path, monkeypatch) -> None:
+    """The neighbours are queried a step of pages at a time; once the run waits for the job (here:
+    from the third look on), the pages left go in chunks to this process and a forked second one,
+    with the same rows and similarities as one process makes."""
+    from postprocess.stages import lexical
+
+    monkeypatch.setattr(lexical, "QUERY_STEP", 40)
+    rng = np.random.default_rng(5)
+    vocab = [f"w{i}" for i in range(3000)]
+    docs = [" ".join(vocab[int(w)] for w in rng.choice(100, 60) + 100 * (d % 30)) for d in range(600)]
+    index = LexicalIndex(docs)
+    alone = index.approximate_neighbours(5, split=lambda: False)
+    calls = tmp_path / "calls"
+    real = LexicalIndex._nearest
+
+    def logged(self, found, k, widen, pages):  # noqa: ANN001, ANN202 - which process queried which pages
+        with calls.open("a") as log:
+            log.write(f"{os.getpid()} {pages.start}\n")
+        return real(self, found, k, widen, pages)
+
+    monkeypatch.setattr(LexicalIndex, "_nearest", logged)
+    looks: list[int] = []
+    shared = index.approximate_neighbours(5, split=lambda: looks.append(1) or len(looks) >= 3)
+    assert shared[0].tolist() == alone[0].tolist() and shared[1].tolist() == alone[1].tolist()
+    queried = [line.split() for line in calls.read_text().splitlines()]
+    assert sorted(int(start) for _, start in queried) == list(range(0, 600, 40))
+    here = {int(start) for pid, start in queried if int(pid) == os.getpid()}
+    assert {0, 40} <= here and len(looks) == 3  # two steps before the wait, then no more looks
+    assert {int(pid) for pid, _ in queried} - {os.getpid()}  # a second process took chunks
 
 
 def _vectorizer_counts(documents, max_df):

@@ -25,7 +25,7 @@ import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
-from postprocess.background import Background, worth_a_fork
+from postprocess.background import Background, in_chunks, parent_waits, worth_a_fork
 from postprocess.memory import give_back
 from postprocess.stages.links import distinct, first_seen
 from postprocess.stages.load import Page, text_of, text_source
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 
 #: Title separators that set off a site-wide suffix or prefix ("Page | Site").
 _TITLE_SEPARATORS = re.compile(r"\s+[|—–·:»-]+\s+")
+#: Pages the TF-IDF neighbours are queried for between looks at whether to share the rest with a
+#: second process (``LexicalIndex.approximate_neighbours``); also the chunk each process then takes.
+QUERY_STEP = 2048
 #: Longest name (in tokens) looked up in page texts.
 MAX_NAME_TOKENS = 8
 #: Page texts tokenised together when the names in them are counted (``scan_page_names``).
@@ -277,11 +280,17 @@ class LexicalIndex:
         return rows, sims
 
     def approximate_neighbours(self, k: int, dims: int = 128, trees: int = 20, widen: int = 4,
-                               fit_rows: int = SVD_FIT_ROWS) -> tuple[np.ndarray, np.ndarray]:
+                               fit_rows: int = SVD_FIT_ROWS, split: Callable[[], bool] | None = None
+                               ) -> tuple[np.ndarray, np.ndarray]:
         """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
         (truncated SVD, fitted on ``fit_rows`` rows at most: a seeded sample on a larger site) go
         into an Annoy index; each page's ``widen`` × ``k`` nearest there are re-scored with the
-        exact TF-IDF cosine (``similarities``) and the best ``k`` kept."""
+        exact TF-IDF cosine (``similarities``) and the best ``k`` kept.
+
+        The pages are queried ``QUERY_STEP`` at a time; between steps, once ``split`` says so (by
+        default ``parent_waits``: the run that started this job waits for it, a core idle), the pages
+        left are shared with a forked second process (``in_chunks``), the same answers sooner (1M
+        pages: the run's main process waited ~460 s for this loop, docs/benchmarks.md)."""
         from annoy import AnnoyIndex
         from sklearn.decomposition import TruncatedSVD
 
@@ -305,13 +314,35 @@ class LexicalIndex:
         del blocks, svd
         give_back()
         index.build(trees, n_jobs=1)
-        for i in range(n):
+        split = split or parent_waits
+
+        def nearest(pages: range) -> tuple[np.ndarray, np.ndarray]:
+            return self._nearest(index, k, widen, pages)
+
+        start = 0
+        while start < n:
+            if n - start >= 2 * QUERY_STEP and split():  # the rest on both cores, in chunks
+                shared = in_chunks(nearest, range(start, n), chunk=QUERY_STEP)
+                for number, (found, exact) in enumerate(shared):
+                    at = start + number * QUERY_STEP
+                    rows[at:at + len(found)], sims[at:at + len(found)] = found, exact
+                break
+            stop = min(n, start + QUERY_STEP)
+            rows[start:stop], sims[start:stop] = nearest(range(start, stop))
+            start = stop
+        return rows, sims
+
+    def _nearest(self, index: AnnoyIndex, k: int, widen: int, pages: range) -> tuple[np.ndarray, np.ndarray]:
+        """``approximate_neighbours`` of the rows ``pages`` (a step of them): (rows, similarities)."""
+        rows = np.full((len(pages), k), -1, dtype=np.int32)
+        sims = np.zeros((len(pages), k), dtype=np.float32)
+        for at, i in enumerate(pages):
             found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
             exact = self.similarities(i, found)
             found, exact = found[exact > 0], exact[exact > 0]
             best = np.lexsort((found, -exact))[:k]  # most similar first, then the lower row
-            rows[i, :len(best)] = found[best]
-            sims[i, :len(best)] = exact[best]
+            rows[at, :len(best)] = found[best]
+            sims[at, :len(best)] = exact[best]
         return rows, sims
 
 
