@@ -353,7 +353,7 @@ CHUNK = 64
 
 
 def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: bool = True,
-              chunk: int | None = None) -> Sequence[R]:
+              chunk: int | None = None, name: str | None = None) -> Sequence[R]:
     """``work`` over chunks of ``items`` shared by this process and a forked second one: each takes the
     next chunk when it is free (a shared counter), so a process slowed by other work (the confidence
     model's, on the same cores) does less. The results come back in chunk order, as one process
@@ -362,7 +362,7 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
     chunk (~0.5 GB of anchored rows at 100k pages), and this one held its own beside the second
     process's memory (the anchored rows again, ~0.3 GB at the run's largest). The results are read
     back one at a time, when the caller asks for each (``ChunkResults``). A chunk the second process
-    finished before dying is not done again."""
+    finished before dying is not done again. ``name``: the second process's (else ``child_name``'s)."""
     chunk = chunk or CHUNK
     chunks = [items[start:start + chunk] for start in range(0, len(items), chunk)]
     if not (fork and hasattr(os, "fork")) or len(chunks) < 2:
@@ -388,7 +388,7 @@ def in_chunks(work: Callable[[Sequence[Item]], R], items: Sequence[Item], fork: 
         file: the dead one's may end in a record cut short)."""
         take(theirs if os.getpid() != parent else mine)
 
-    other = Background(take_theirs, name=child_name(work))
+    other = Background(take_theirs, name=name or child_name(work))
     take(mine)
     other.result()  # None; or the child died, and this process took the chunks it had not taken
     done = {number: (theirs, *place) for number, place in _records(theirs).items()}

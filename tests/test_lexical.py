@@ -7,6 +7,7 @@ import random
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,7 +132,7 @@ def test_the_tfidf_queries_left_are_shared_with_a_second_process_once_the_run_wa
 
     def logged(self, found, k, widen, pages):  # noqa: ANN001, ANN202 - which process queried which pages
         with calls.open("a") as log:
-            log.write(f"{os.getpid()} {pages.start}\n")
+            log.write(f"{os.getpid()} {pages.start} {Path('/proc/self/comm').read_text().strip()}\n")
         return real(self, found, k, widen, pages)
 
     monkeypatch.setattr(LexicalIndex, "_nearest", logged)
@@ -139,10 +140,11 @@ def test_the_tfidf_queries_left_are_shared_with_a_second_process_once_the_run_wa
     shared = index.approximate_neighbours(5, split=lambda: looks.append(1) or len(looks) >= 3)
     assert shared[0].tolist() == alone[0].tolist() and shared[1].tolist() == alone[1].tolist()
     queried = [line.split() for line in calls.read_text().splitlines()]
-    assert sorted(int(start) for _, start in queried) == list(range(0, 600, 40))
-    here = {int(start) for pid, start in queried if int(pid) == os.getpid()}
+    assert sorted(int(start) for _, start, _ in queried) == list(range(0, 600, 40))
+    here = {int(start) for pid, start, _ in queried if int(pid) == os.getpid()}
     assert {0, 40} <= here and len(looks) == 3  # two steps before the wait, then no more looks
-    assert {int(pid) for pid, _ in queried} - {os.getpid()}  # a second process took chunks
+    theirs = {(int(pid), name) for pid, _, name in queried if int(pid) != os.getpid()}
+    assert len(theirs) == 1 and next(iter(theirs))[1] == "ls-tfidf-nn"  # a second process took chunks
 
 
 def _vectorizer_counts(documents, max_df):

@@ -322,7 +322,7 @@ class LexicalIndex:
         start = 0
         while start < n:
             if n - start >= 2 * QUERY_STEP and split():  # the rest on both cores, in chunks
-                shared = in_chunks(nearest, range(start, n), chunk=QUERY_STEP)
+                shared = in_chunks(nearest, range(start, n), chunk=QUERY_STEP, name="ls-tfidf-nn")
                 for number, (found, exact) in enumerate(shared):
                     at = start + number * QUERY_STEP
                     rows[at:at + len(found)], sims[at:at + len(found)] = found, exact
