@@ -29,10 +29,12 @@ _BASE = 0x100000001B3
 _INVERSE = pow(_BASE, -1, 1 << 64)
 _MASK = (1 << 64) - 1
 
-#: Each ASCII character's class: 1 a word character, 2 one that may join two.
+#: Each ASCII character's class: 1 a word character, 2 one that may join two. The ASCII tables have a
+#: 129th entry, 0, that every other character is read as (``ascii_looked_up``): a look-up of the whole
+#: text at once, the few others then filled in, costs less than masking the text to look up its ASCII.
 _ASCII_CLASS = np.array([1 if (chr(c).isalnum() or c == ord("_")) else 2 if chr(c) in "-'." else 0
-                         for c in range(128)], dtype=np.uint8)
-_ASCII_LOWER = np.array([ord(chr(c).lower()) for c in range(128)], dtype=np.uint64)
+                         for c in range(128)] + [0], dtype=np.uint8)
+_ASCII_LOWER = np.array([ord(chr(c).lower()) for c in range(128)] + [0], dtype=np.uint64)
 _BREAK = 0  # "\x00": a token of its own where ``breaks`` is asked for
 _APOSTROPHE = 0x2019  # "’", a joiner like "'"
 _S, _I, _E, _Y, _OPEN, _CLOSE = map(ord, "siey()")
@@ -81,14 +83,17 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def ascii_looked_up(table: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """``table`` (129 entries) at each of ``points``: an ASCII character's own entry, any other's the last."""
+    return table[np.minimum(points, np.uint32(128))]
+
+
 def _word_characters(points: np.ndarray) -> np.ndarray:
     """Each character's class: 1 a word character, 2 one that may join two, 0 neither."""
     if not len(points) or int(points.max()) < 128:
         return _ASCII_CLASS[points]
-    small = points < 128
-    classes = np.zeros(len(points), dtype=np.uint8)
-    classes[small] = _ASCII_CLASS[points[small]]
-    large = np.flatnonzero(~small)
+    classes = ascii_looked_up(_ASCII_CLASS, points)
+    large = np.flatnonzero(points >= 128)
     distinct, which = np.unique(points[large], return_inverse=True)
     of_distinct = np.fromiter((1 if chr(c).isalnum() else 2 if c == _APOSTROPHE else 0
                                for c in distinct.tolist()), dtype=np.uint8, count=len(distinct))
@@ -145,8 +150,10 @@ def scan(text: str, form: Literal["written", "normal"] = "written", breaks: bool
     if form == "written":
         return Scan(starts, ends, _Hasher(points.astype(np.uint64)).of(starts, ends))
     other = points >= 128
-    lowered = points.astype(np.uint64)
-    lowered[~other] = _ASCII_LOWER[points[~other]]
+    lowered = ascii_looked_up(_ASCII_LOWER, points)
+    large = np.flatnonzero(other)
+    lowered[large] = points[large]
+    del large
     last = np.maximum(ends - 1, 0)
     bare = ends - 2 * (lowered[last] == _CLOSE)  # a call's "()" dropped
     size = bare - starts
@@ -201,7 +208,7 @@ def scan_texts(texts: Sequence[str], form: Literal["written", "normal"] = "writt
     return joined, found, np.diff(np.searchsorted(found.starts, text_starts + lengths), prepend=0)
 
 
-_ASCII_BEFORE_MID_SENTENCE = np.isin(np.arange(128), [ord(c) for c in ",;)'\""])
+_ASCII_BEFORE_MID_SENTENCE = np.isin(np.arange(129), [ord(c) for c in ",;)'\""])
 
 
 def inside_sentences(text: str) -> Scan:
@@ -213,9 +220,7 @@ def inside_sentences(text: str) -> Scan:
     classes = _word_characters(points)
     word = classes == 1
     run = word | ((classes == 2) & (points != ord(".")))  # "-", "'", "’": the joiners less "."
-    before = word.copy()
-    small = points < 128
-    before[small] |= _ASCII_BEFORE_MID_SENTENCE[points[small]]
+    before = word | ascii_looked_up(_ASCII_BEFORE_MID_SENTENCE, points)
     before |= (points == _APOSTROPHE) | (points == 0x201D)
     letter = (points | np.uint32(32)) - np.uint32(ord("a")) < 26  # wraps below "a": [A-Za-z] only
     starts = np.flatnonzero(letter[2:] & (points[1:-1] == ord(" ")) & before[:-2]) + 2
