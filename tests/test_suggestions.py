@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,9 +123,10 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
     known: list[int] = []
     real = anchors.in_chunks
 
-    def in_chunks(work, items, fork=True, chunk=None):  # noqa: ANN001, ANN202 - the names known when it forks
-        known.append(len(finder._names))
-        return real(work, items, fork, chunk=1)
+    def in_chunks(work, items, fork=True, chunk=None, name=None):  # noqa: ANN001, ANN202 - the names known
+        if name is None:  # the anchoring's fork, not the names' own (``_names_in_two``)
+            known.append(len(finder._names))
+        return real(work, items, fork, chunk=1, name=name)
 
     monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
     monkeypatch.setattr(background, "SPLIT_MIN_SOURCES", 1)
@@ -136,6 +138,39 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
     assert chosen.rows() == alone
     with pytest.raises(RuntimeError, match="read already"):
         chosen.rows()
+
+
+def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_path, monkeypatch):
+    """A site's finder makes its targets' names before the anchoring's fork in chunks shared with a
+    second process (named ``ls-target-names``); it keeps the same names, in the same order, as one
+    process makes them."""
+    from postprocess import background
+    from postprocess.stages import anchors
+
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    urls = [p.url for p in crawl.pages]
+    pool = Pool.from_rows([Suggestion(s, t, 0.5, {"similarity": 0.5}, rank=1)
+                           for s in urls for t in urls if s != t])
+    one = AnchorFinder(crawl)
+    anchors._names_before_the_fork(pool, one, workers=1)
+    made = tmp_path / "made"
+    real_names, real_chunks = AnchorFinder.names, anchors.in_chunks
+
+    def names(self, target, written=None):  # noqa: ANN001, ANN202 - which process made which names
+        with made.open("a") as log:
+            log.write(Path("/proc/self/comm").read_text().strip() + "\n")
+        return real_names(self, target, written)
+
+    monkeypatch.setattr(AnchorFinder, "names", names)
+    monkeypatch.setattr(background, "SPLIT_MIN_ITEMS", 1)
+    monkeypatch.setattr(anchors, "in_chunks", lambda work, items, chunk=None, name=None:
+                        real_chunks(work, items, chunk=1, name=name))
+    two = AnchorFinder(crawl)
+    anchors._names_before_the_fork(pool, two, workers=2)
+    assert list(two._names.items()) == list(one._names.items()) and len(one._names) == len(urls)
+    makers = made.read_text().split()
+    assert len(makers) == len(urls) and "ls-target-names" in makers
+    assert set(makers) - {"ls-target-names"}  # this process took chunks too
 
 
 def test_a_rows_parts_read_and_change_as_a_dict_does() -> None:

@@ -1300,14 +1300,33 @@ class ChosenAnchors:
         return [row for _, row in self.pairs()]
 
 
-def _names_before_the_fork(pool: Pool, finder: AnchorFinder) -> None:
+def _names_before_the_fork(pool: Pool, finder: AnchorFinder, workers: int = 1) -> None:
     """The names of every target in ``pool`` made here, before a second process shares the anchoring:
     made once and shared with it, where each process made (and kept) them again for the targets of
-    its own sources, nearly all of them (100k synthetic pages: ~12 s of CPU and ~0.14 GB a process)."""
-    for number in np.unique(pool.targets).tolist():
-        target = finder.pages.get(pool.urls[number])
-        if target is not None:
+    its own sources, nearly all of them (100k synthetic pages: ~12 s of CPU and ~0.14 GB a process).
+    A site's finder makes them on both cores (``_names_in_two``: a million synthetic pages, ~100 s
+    of one core while the other idled)."""
+    targets = [finder.pages[url] for url in (pool.urls[n] for n in np.unique(pool.targets).tolist())
+               if url in finder.pages]
+    if finder._names_of_site is None and background.worth_a_fork(len(targets), workers):
+        _names_in_two(finder, targets)
+        return
+    for target in targets:
+        finder.names(target)
+
+
+def _names_in_two(finder: AnchorFinder, targets: Sequence[Page]) -> None:
+    """``finder.names`` of each of ``targets`` (a site's finder: each target's names kept in its own
+    ``_names``), made in chunks shared with a forked second process; the packed names each made are
+    merged here in target order, as one process would have kept them."""
+
+    def made(part: Sequence[Page]) -> list[tuple[str, str | list[Name]]]:
+        for target in part:
             finder.names(target)
+        return [(target.url, finder._names[target.url]) for target in part]
+
+    for part in in_chunks(made, targets, chunk=max(256, len(targets) // 64), name="ls-target-names"):
+        finder._names.update(part)
 
 
 def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> ChosenAnchors:
@@ -1328,8 +1347,8 @@ def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> Chosen
             bar.update(len(part))
         return found
 
-    parts = _shared(choose, groups, workers, before_fork=lambda: _names_before_the_fork(pool, finder),
-                    min_items=background.SPLIT_MIN_SOURCES)
+    parts = _shared(choose, groups, workers, min_items=background.SPLIT_MIN_SOURCES,
+                    before_fork=lambda: _names_before_the_fork(pool, finder, workers))
     if bar is not None:
         bar.close()
     return ChosenAnchors(parts)
