@@ -290,7 +290,7 @@ class LexicalIndex:
         The pages are queried ``QUERY_STEP`` at a time; between steps, once ``split`` says so (by
         default ``parent_waits``: the run that started this job waits for it, a core idle), the pages
         left are shared with a forked second process (``in_chunks``), the same answers sooner (1M
-        pages: the run's main process waited ~460 s for this loop, docs/benchmarks.md)."""
+        pages: ~230 s of one core left when the run began to wait, done in ~115 s; docs/benchmarks.md)."""
         from annoy import AnnoyIndex
         from sklearn.decomposition import TruncatedSVD
 
