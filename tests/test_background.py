@@ -269,9 +269,11 @@ time.sleep(600)
         pytest.fail("the fresh child outlived its parent")
 
 
-def watch_the_parent(seconds: float) -> tuple[bool, bool]:
-    """Whether the parent waited at the start, and whether it did within ``seconds``."""
+def watch_the_parent(seconds: float, started: str) -> tuple[bool, bool]:
+    """Whether the parent waited at the start (``started`` then written), and whether it did within
+    ``seconds``."""
     at_start = parent_waits()
+    Path(started).write_text("started")
     deadline = time.monotonic() + seconds
     while not parent_waits() and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -279,11 +281,14 @@ def watch_the_parent(seconds: float) -> tuple[bool, bool]:
 
 
 @pytest.mark.parametrize("fresh", [False, True])
-def test_a_child_learns_when_its_parent_starts_to_wait_for_it(fresh):
+def test_a_child_learns_when_its_parent_starts_to_wait_for_it(fresh, tmp_path):
     """``parent_waits``: false while the parent goes on with its own work, true once it waits for
     the value (so a child may then take the idle core too); false outside any child."""
-    job = Background(watch_the_parent, 20.0, fresh=fresh)
-    time.sleep(1.5 if fresh else 0.3)  # the parent at work: the child sees no wait (a fresh one starts)
+    mark = tmp_path / "started"
+    job = Background(watch_the_parent, 20.0, str(mark), fresh=fresh)
+    deadline = time.monotonic() + 60
+    while not mark.exists() and time.monotonic() < deadline:  # the parent at work till the child looked
+        time.sleep(0.02)
     started = time.monotonic()
     assert job.result() == (False, True)
     assert time.monotonic() - started < 10  # seen at once, not at the deadline

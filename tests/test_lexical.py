@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable
@@ -133,6 +134,7 @@ def test_the_tfidf_queries_left_are_shared_with_a_second_process_once_the_run_wa
     def logged(self, found, k, widen, pages):  # noqa: ANN001, ANN202 - which process queried which pages
         with calls.open("a") as log:
             log.write(f"{os.getpid()} {pages.start} {Path('/proc/self/comm').read_text().strip()}\n")
+        time.sleep(0.1)  # slow enough that the second process, started by a fork, takes chunks too
         return real(self, found, k, widen, pages)
 
     monkeypatch.setattr(LexicalIndex, "_nearest", logged)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import time
 from pathlib import Path
 
 import numpy as np
@@ -142,8 +143,8 @@ def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_s
 
 def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_path, monkeypatch):
     """A site's finder makes its targets' names before the anchoring's fork in chunks shared with a
-    second process (named ``ls-target-names``); it keeps the same names, in the same order, as one
-    process makes them."""
+    second process (named ``ls-target-names``); it keeps the same names for each target as one
+    process makes."""
     from postprocess import background
     from postprocess.stages import anchors
 
@@ -159,6 +160,7 @@ def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_
     def names(self, target, written=None):  # noqa: ANN001, ANN202 - which process made which names
         with made.open("a") as log:
             log.write(Path("/proc/self/comm").read_text().strip() + "\n")
+        time.sleep(0.3)  # slow enough that the second process, started by a fork, takes chunks too
         return real_names(self, target, written)
 
     monkeypatch.setattr(AnchorFinder, "names", names)
@@ -167,7 +169,7 @@ def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_
                         real_chunks(work, items, chunk=1, name=name))
     two = AnchorFinder(crawl)
     anchors._names_before_the_fork(pool, two, workers=2)
-    assert list(two._names.items()) == list(one._names.items()) and len(one._names) == len(urls)
+    assert two._names == one._names and len(one._names) == len(urls)  # a look-up: its order is no matter
     makers = made.read_text().split()
     assert len(makers) == len(urls) and "ls-target-names" in makers
     assert set(makers) - {"ls-target-names"}  # this process took chunks too

@@ -1317,8 +1317,9 @@ def _names_before_the_fork(pool: Pool, finder: AnchorFinder, workers: int = 1) -
 
 def _names_in_two(finder: AnchorFinder, targets: Sequence[Page]) -> None:
     """``finder.names`` of each of ``targets`` (a site's finder: each target's names kept in its own
-    ``_names``), made in chunks shared with a forked second process; the packed names each made are
-    merged here in target order, as one process would have kept them."""
+    ``_names``), made in chunks shared with a forked second process; the packed names the second
+    process made are merged into this one's, the same names for each target as one process keeps (a
+    look-up by URL: the order it was filled in is no matter)."""
 
     def made(part: Sequence[Page]) -> list[tuple[str, str | list[Name]]]:
         for target in part:
