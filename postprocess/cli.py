@@ -346,7 +346,7 @@ def stage_anchors(s: Session) -> None:
 
 def passage_vectors(s: Session):  # noqa: ANN201 - PassageVectors
     """Paragraph vectors with the run's cache; the encoder is loaded only for a paragraph not in it."""
-    from postprocess.pipeline import workers
+    from postprocess.pipeline import paragraph_workers
     from postprocess.stages.embed import model_identity
     from postprocess.stages.passages import PassageVectors
 
@@ -359,9 +359,7 @@ def passage_vectors(s: Session):  # noqa: ANN201 - PassageVectors
             s.model = s.timed("model", lambda: embedder_for(s))
         return s.model
 
-    # the static encoder works on one core: its steps of paragraphs shared with a second process
-    shared = workers(s.options) if s.options.encoder == "static" else 1
-    return PassageVectors(encoder, s.out / "cache", model_id=model_id, workers=shared)
+    return PassageVectors(encoder, s.out / "cache", model_id=model_id, workers=paragraph_workers(s.options))
 
 
 def stage_report(s: Session) -> None:

@@ -149,6 +149,12 @@ def workers(options: Options) -> int:
     return options.workers or available_workers()
 
 
+def paragraph_workers(options: Options) -> int:
+    """Processes that embed new paragraphs (``PassageVectors``): the run's with the static encoder,
+    which works on one core; one with the transformer, which takes every core itself."""
+    return workers(options) if options.encoder == "static" else 1
+
+
 def learn_in_background(crawl: Crawl, embeddings: Embeddings, index: PageIndex, passages: PassageVectors,
                          options: Options, finder: AnchorFinder, evidence: Evidence | None
                          ) -> tuple[ConfidenceModel, dict[str, np.ndarray], float]:
@@ -204,7 +210,7 @@ def suggest(crawl: Crawl, options: Options | None = None, model: Embedder | None
             return page_encoder(model or load_model(None, options.prefix, options.device), options, cache_dir)
 
         passages = PassageVectors(encoder, cache_dir, model_id=embeddings.model_id,
-                                  workers=workers(options) if options.encoder == "static" else 1)
+                                  workers=paragraph_workers(options))
     if index is None:
         started = time.perf_counter()
         index = build_index(embeddings.urls, embeddings.vectors, options.trees)

@@ -167,8 +167,7 @@ class PassageVectors:
                 self._embed_step(model, steps[number], firsts[starts[number]:starts[number + 1]], texts_of)
             return len(chunk)
 
-        for _ in in_chunks(embed, numbered, chunk=1):
-            pass
+        in_chunks(embed, numbered, chunk=1)  # each step's vectors are in the cache once it returns
         self.embedded += int(starts[-1])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
