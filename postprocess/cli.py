@@ -364,16 +364,40 @@ def passage_vectors(s: Session):  # noqa: ANN201 - PassageVectors
 
 def stage_report(s: Session) -> None:
     from postprocess.apps import report
+    from postprocess.apps.report.copies import QueueCopies, copies_apart
+    from postprocess.pipeline import workers
 
     crawl = s.get_crawl()
     if s.rows is None:
         s.rows = report.read_suggestions(s.out / "anchored.parquet")
     started = time.perf_counter()
+    # a long queue's CSV and report JSON are made from suggestions.parquet by a second process
+    copies = QueueCopies(s.out) if copies_apart(len(s.rows), workers(s.options)) else None
+    try:
+        figures = _report_files(s, crawl, copies)
+    finally:
+        if copies is not None:
+            copies.discard()
+    s.timings["report"] = time.perf_counter() - started
+    figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
+    stats = getattr(s.embeddings, "stats", None)
+    if stats:
+        keys = ("embedded_pages", "cached_pages", "texts")
+        figures["embedding"] = {k: stats[k] for k in keys if k in stats}
+    report.write_summary(s.out, figures)
+    print(report.format_summary(figures), flush=True)
+
+
+def _report_files(s: Session, crawl, copies) -> dict:  # noqa: ANN001 - a Crawl; QueueCopies or None
+    """The queue's files, the analysis and report.html; the summary's figures. ``copies``: the CSV and
+    the queue's JSON made by a second process, waited for before report.html is complete."""
+    from postprocess.apps import report
+
     # Each step's transients (Arrow tables, the CSV's rows, the link graph's passes) are freed into
     # the C heap between live objects, where the next step's Python objects (in arenas of their own)
     # cannot reuse them: handed back after each step, the steps' peaks do not pile up (100k
     # synthetic pages: 0.23 GB kept after the queue's files, 0.18 GB more after the analysis).
-    report.write_suggestions(s.out, s.rows, crawl)
+    report.write_suggestions(s.out, s.rows, crawl, csv_elsewhere=copies.start if copies else None)
     give_back()
     confidence = s.confidence.to_json() if s.confidence is not None else None
     if confidence is None and (s.out / "confidence.json").is_file():
@@ -388,15 +412,10 @@ def stage_report(s: Session) -> None:
     if s.decisions is not None:  # rank's counts also say what it held back (the analysis has the states)
         figures["decisions"] = s.decisions
     figures["crawl"] = str(Path(s.args.crawl).resolve())  # apply's default for "edited since the crawl"
-    report.write_html(s.out, crawl, s.rows, figures, analysis)
-    s.timings["report"] = time.perf_counter() - started
-    figures["seconds"] = {k: round(v, 2) for k, v in s.timings.items()}
-    stats = getattr(s.embeddings, "stats", None)
-    if stats:
-        keys = ("embedded_pages", "cached_pages", "texts")
-        figures["embedding"] = {k: stats[k] for k in keys if k in stats}
-    report.write_summary(s.out, figures)
-    print(report.format_summary(figures), flush=True)
+    report.write_html(s.out, crawl, s.rows, figures, analysis, queue=copies.made if copies else None)
+    if copies is not None:
+        copies.made()  # suggestions.csv is complete before the summary says the run is
+    return figures
 
 
 RUNNERS: dict[str, tuple[Callable[[Session], None], ...]] = {

@@ -14,7 +14,7 @@ from crawlkit import SITE, SITE_LINKS, write_site
 
 from postprocess import cli, memory
 from postprocess.apps import report
-from postprocess.apps.report import html, queue, write_csv, write_parquet
+from postprocess.apps.report import html, queue, queue_script, write_csv, write_parquet
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import build_crawl
 
@@ -95,7 +95,7 @@ def test_the_queue_json_is_made_in_pieces_that_join_to_the_whole(monkeypatch):
                        ensure_ascii=False, separators=(",", ":"))
     escaped = whole.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
         "\u2028", "\\u2028")
-    monkeypatch.setattr(html, "JSON_BATCH", 7)
+    monkeypatch.setattr(queue_script, "JSON_BATCH", 7)
     pieces = list(html.queue_json_pieces(rows, titles))
     assert len(pieces) > 10 and "".join(pieces) == escaped == html.queue_json(rows, titles)
     assert "</script>" not in escaped and json.loads(escaped)["rows"][3][4] == rows[3].context
@@ -105,7 +105,7 @@ def test_the_queue_json_is_made_in_pieces_that_join_to_the_whole(monkeypatch):
 def test_the_queue_json_is_written_holding_a_piece_at_a_time(tmp_path, monkeypatch):
     """30,000 rows (~5 MB of JSON, made several times over when whole: values, text, escaped) written
     piece by piece (here of 1,024 rows) hold a small share of what the whole takes."""
-    monkeypatch.setattr(html, "JSON_BATCH", 1024)
+    monkeypatch.setattr(queue_script, "JSON_BATCH", 1024)
     rows = many_rows(30_000)
     titles = {r.target_url: "A title" for r in rows}
     tracemalloc.start()
@@ -133,7 +133,7 @@ def test_the_report_page_is_written_with_its_queue_a_piece_at_a_time(tmp_path, m
     analysis = report.analyse(crawl, rows, tmp_path)
     figures = {"pages": len(crawl.pages)}
     expected = report.render_html(crawl, rows, figures, analysis, tmp_path)
-    monkeypatch.setattr(html, "JSON_BATCH", 7)
+    monkeypatch.setattr(queue_script, "JSON_BATCH", 7)
     monkeypatch.setattr(html, "queue_json", lambda *a: pytest.fail("the queue's JSON made whole"))
     report.write_html(tmp_path, crawl, rows, figures, analysis)
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == expected

@@ -4,8 +4,9 @@ report.html shows the site's link structure now and after the queue (click depth
 starved pages), crawl health, the trend over crawl jobs, the editors' decisions, and the queue itself
 (sortable, filterable, paged in the page). Modules: ``queue`` (suggestions.csv/.parquet, stage files),
 ``graph``/``depth``/``inbound`` (link structure), ``health``, ``trend``, ``decisions``, ``analysis``
-(all of it computed once), ``charts`` (matplotlib SVG), ``html`` (the Jinja2 page), ``figures``
-(summary.json and the printed summary).
+(all of it computed once), ``charts`` (matplotlib SVG), ``html`` (the Jinja2 page), ``queue_script``
+(the queue's JSON in the page), ``copies`` (a long queue's CSV and JSON made by a second process),
+``figures`` (summary.json and the printed summary).
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
-import json
-from collections.abc import Iterable, Iterator, Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -15,6 +14,7 @@ from postprocess.apps.report.charts import bar_chart, depth_chart, grouped_bars,
 from postprocess.apps.report.depth import LINK_SETS
 from postprocess.apps.report.inbound import INBOUND_BINS
 from postprocess.apps.report.queue import page_titles
+from postprocess.apps.report.queue_script import queue_json, queue_json_pieces
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Crawl
 from postprocess.stages.output import replace_atomically
@@ -26,58 +26,10 @@ FACTS = ("pages", "links", "suggestions", "sources_with_suggestions", "anchors_i
 FACT_LABELS = {"orphan_pages": "pages no other page links to (any link)"}
 SCENARIO_LABELS = {"now": "now", "after": "after the whole queue", "approved": "after approved links only"}
 LINK_SET_LABELS = {"content": "content links", "all": "all links"}
-#: Characters that must not appear raw inside a <script> element (JSON stays valid with them escaped).
-_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028",
-                   0x2029: "\\u2029"}
-
-
-#: Queue rows (and pages) made JSON at a time when report.html is written.
-JSON_BATCH = 8192
 #: Stands in the rendered page where the queue's JSON goes, while the page is written a piece at a time.
 _QUEUE_HERE = "\x00queue-data\x00"
-
-
-def queue_json(rows: Sequence[Suggestion], titles: dict[str, str]) -> str:
-    """The queue as compact JSON safe inside <script>: pages once ([url, title]), rows referring to them."""
-    return "".join(queue_json_pieces(rows, titles))
-
-
-def queue_json_pieces(rows: Sequence[Suggestion], titles: dict[str, str]) -> Iterator[str]:
-    """``queue_json`` in pieces of ``JSON_BATCH`` pages or rows, so that no more of it is made at once
-    (the whole, at 187,074 rows: ~35 MB of text made several times over, as values, JSON, escaped)."""
-    index: dict[str, int] = {}
-    for s in rows:
-        for url in (s.source_url, s.target_url):
-            if url not in index:
-                index[url] = len(index)
-    pages = ([u, titles.get(u, "")] for u in index)
-    table = ([index[s.source_url], index[s.target_url], s.anchor, s.anchor_type, s.context,
-              round(s.confidence, 4), round(s.score, 4), s.evidence] for s in rows)
-    yield '{"pages":'
-    yield from _json_list(pages)
-    yield ',"rows":'
-    yield from _json_list(table)
-    yield "}"
-
-
-def _json_list(items: Iterable[object]) -> Iterator[str]:
-    """``json.dumps(list(items))`` (compact, safe inside <script>), ``JSON_BATCH`` items a piece."""
-    yield "["
-    first = True
-    for batch in _batched(items):
-        if not first:
-            yield ","
-        yield ",".join(json.dumps(item, ensure_ascii=False, separators=(",", ":")) for item in batch
-                       ).translate(_SCRIPT_ESCAPES)
-        first = False
-    yield "]"
-
-
-def _batched(items: Iterable[object]) -> Iterator[tuple[object, ...]]:
-    """``items`` in tuples of ``JSON_BATCH`` (``itertools.batched`` from Python 3.12)."""
-    iterator = iter(items)
-    while batch := tuple(itertools.islice(iterator, JSON_BATCH)):
-        yield batch
+#: Characters of a made queue JSON file copied into the page at a time.
+_COPY_CHARS = 1 << 20
 
 
 def _shown(value: object) -> str:
@@ -163,9 +115,10 @@ def _rendered(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, a: Analys
 
 
 def write_html(out: Path, crawl: Crawl, rows: Sequence[Suggestion], figures: dict,
-               analysis: Analysis | None = None) -> None:
+               analysis: Analysis | None = None, queue: Callable[[], Path] | None = None) -> None:
     """report.html in ``out`` (written under a temporary name, then renamed): ``render_html``'s page,
-    the queue's JSON written a piece at a time into it (``queue_json_pieces``)."""
+    the queue's JSON written a piece at a time into it (``queue_json_pieces``), or copied from the file
+    ``queue()`` returns once it is made (``QueueCopies``: the same text, made by a second process)."""
     a = analysis if analysis is not None else analyse(crawl, rows, out)
     titles = page_titles(crawl)
     page = _rendered(crawl, rows, figures, a, titles, Markup(_QUEUE_HERE))
@@ -174,12 +127,17 @@ def write_html(out: Path, crawl: Crawl, rows: Sequence[Suggestion], figures: dic
     if not streamed:  # the crawl's own text holds the marker: the page is made whole
         head, tail = _rendered(crawl, rows, figures, a, titles, Markup(queue_json(rows, titles))), ""
     del page
+    made = queue() if queue is not None and streamed else None
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(head)
-            for piece in queue_json_pieces(rows, titles) if streamed else ():
-                handle.write(piece)
+            if made is not None:
+                with open(made, encoding="utf-8") as queue_file:
+                    shutil.copyfileobj(queue_file, handle, _COPY_CHARS)
+            elif streamed:
+                for piece in queue_json_pieces(rows, titles):
+                    handle.write(piece)
             handle.write(tail)
 
     replace_atomically(out / "report.html", write)

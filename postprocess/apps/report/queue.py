@@ -7,7 +7,7 @@ with the final name is always whole (an old one stays as it was if a run fails).
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -215,13 +215,19 @@ def write_pages(out: Path, titles: dict[str, str], openings: dict[str, str] | No
     replace_atomically(out / PAGES_FILE, lambda tmp: pq.write_table(table, tmp))
 
 
-def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl) -> pa.Table:
-    """suggestions.parquet and suggestions.csv (same rows, score descending)."""
+def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl,
+                      csv_elsewhere: Callable[[], object] | None = None) -> pa.Table:
+    """suggestions.parquet and suggestions.csv (same rows, score descending), and pages.parquet;
+    ``csv_elsewhere``, when given, is called once suggestions.parquet is written, instead of writing
+    the CSV here (``QueueCopies.start``: a second process makes it from that file)."""
     titles = page_titles(crawl)
     table = suggestions_table(rows, crawl, titles=titles)
     replace_atomically(out / "suggestions.parquet", lambda tmp: pq.write_table(table, tmp))
+    if csv_elsewhere is not None:
+        csv_elsewhere()
     write_pages(out, titles, page_openings(crawl))
-    write_csv(out / "suggestions.csv", table, csv_columns(table))
+    if csv_elsewhere is None:
+        write_csv(out / "suggestions.csv", table, csv_columns(table))
     return table
 
 
