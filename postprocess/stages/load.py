@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from linkspider.items import READABLE_VERSIONS, TABLES
+from postprocess.background import Background, available_workers, worth_a_fork
 from postprocess.errors import InputError
 from postprocess.stages.links import Link, LinkTable
 from postprocess.stages.spill import BatchFile, SpillFile, mapped
@@ -820,18 +821,18 @@ def _padded(latest: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([latest, np.full(size - len(latest), np.iinfo(np.int64).min, dtype=np.int64)])
 
 
-def _load_links(files: list[Path], pages: list[Page], aliases: dict[str, str], job: Jobs,
+def _load_links(files: list[Path], page_urls: Sequence[str], aliases: dict[str, str], job: Jobs,
                 bad: BadParts | None, outline: bool = False) -> LinkTable:
     """The links of each source's newest fetch, sources and targets resolved through ``aliases``,
-    as a ``LinkTable`` whose first URLs are the pages' (URL id = page number); ``outline``: without
-    their anchor texts (every link's is "", the column not read).
+    as a ``LinkTable`` whose first URLs are ``page_urls`` (the pages', in their order: URL id = page
+    number); ``outline``: without their anchor texts (every link's is "", the column not read).
 
     Two passes over the parts: the newest fetch of each source first (two columns), then each
     part's links, of which only the newest fetches' are kept as it is read. So what is held for
     every link of the crawl is the kept columns alone (~15 bytes a link), not every link's
     source, fetch time and ids until the last part is read.
     """
-    urls: dict[str, int] = {p.url: i for i, p in enumerate(pages)}
+    urls: dict[str, int] = {url: i for i, url in enumerate(page_urls)}
     page_count = len(urls)
     anchors: dict[str, int] = {}
     positions: dict[str, int] = {}
@@ -917,10 +918,51 @@ def load_crawl(directory: str | Path, job: Jobs = None, bad: BadParts | None = N
     skip_rows = _read_parts(_part_files(directory, "skipped"), "skipped", SKIP_COLUMNS, SKIP_OPTIONAL, job,
                             bad)
     aliases = _drop_realiased(keep, when, skip_rows)
+    link_files = _part_files(directory, "links")
+    apart = None
+    if worth_a_fork(len(keep), available_workers(), LINKS_APART_MIN_PAGES):
+        page_urls = sorted(keep)  # the pages' order (``_page_objects``)
+        apart = Background(_links_apart, link_files, page_urls, aliases, job, bad is not None, outline,
+                           fresh=True, name="ls-load-links")
+        del page_urls
     pages = _page_objects(keep, parts, job, outline)
-    links = _load_links(_part_files(directory, "links"), pages, aliases, job, bad, outline)
+    if apart is None:
+        links = _load_links(link_files, [p.url for p in pages], aliases, job, bad, outline)
+    else:
+        links = _links_back(apart.result(), bad)
     pa.default_memory_pool().release_unused()  # the batches' buffers, back to the system
     return Crawl(pages=pages, links=links, aliases=aliases, directory=str(directory))
+
+
+#: Crawls of fewer pages than this read their links in this process; larger ones in a fresh second
+#: process while this one makes the pages (a new interpreter costs ~1 s of a core to start; at a
+#: million synthetic pages the links took ~110 s of the load's ~270, the pages ~155).
+LINKS_APART_MIN_PAGES = 50_000
+
+
+def _links_apart(files: list[Path], page_urls: list[str], aliases: dict[str, str], job: Jobs,
+                 record_bad: bool, outline: bool) -> tuple[LinkTable | None, str | None, list]:
+    """In a fresh second process: ``_load_links``'s table (its columns travel pickled), or the
+    InputError's line, and the parts skipped (``record_bad``: they are recorded, not an error)."""
+    bad = BadParts() if record_bad else None
+    try:
+        links = _load_links(files, page_urls, aliases, job, bad, outline)
+    except InputError as exc:
+        return None, str(exc), []
+    return links, None, bad.parts if bad is not None else []
+
+
+def _links_back(answer: tuple[LinkTable | None, str | None, list], bad: BadParts | None) -> LinkTable:
+    """``_links_apart``'s answer here: its error raised, its skipped parts recorded in ``bad``, its
+    columns mapped from files again (as ``_load_links`` leaves them), one at a time."""
+    links, error, skipped = answer
+    if bad is not None:
+        bad.parts.extend(skipped)
+    if links is None:
+        raise InputError(error or "the links could not be read")
+    for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
+        setattr(links, name, mapped(getattr(links, name)))
+    return links
 
 
 def require_linkable(crawl: Crawl) -> None:
