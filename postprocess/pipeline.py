@@ -118,7 +118,10 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
         return anchor_pool(crawl, rows, embeddings, passages, options, finder=finder.without(crawl, hidden),
                            workers=workers(options))
 
-    return learn(crawl, options, pool)
+    try:
+        return learn(crawl, options, pool)
+    finally:
+        finder.folds_done()
 
 
 #: Sites with more pages than this learn their confidence model in the main process before the

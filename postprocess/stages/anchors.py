@@ -709,6 +709,7 @@ class AnchorFinder:
         links = _FoldLinks(table.source[content], table.target[content], table.anchor[content])
         del content
         links.gone = in_sorted(keys, links.source.astype(np.int64) * n + links.target)
+        self._anchor_keys(table)  # made here, not in the copy: every fold's copy has the site's
         finder = copy.copy(self)
         finder._names_without(table, links)
         finder._spellings_without(table, links)
@@ -777,6 +778,10 @@ class AnchorFinder:
                     found = spellings[urls[t]] = set()
                 found.add(spaced(texts[a]))
         self.spellings = Changed(self.spellings, spellings)
+
+    def folds_done(self) -> None:
+        """Let go of what only the folds' finders read (``without``): every anchor text's words."""
+        self.__dict__.pop("_keys_of", None)
 
     def _anchor_keys(self, table: LinkTable) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
         """Each of ``table``'s anchor texts' words (a number into the list; -1: no words), and
