@@ -208,3 +208,38 @@ def test_rows_with_the_same_parts_share_their_names() -> None:
     for s in rows:
         s.parts["passage"] = 0.5
     assert len({id(s.parts._layout) for s in rows}) == 1
+
+
+def test_the_queues_part_columns_are_read_a_layout_at_a_time_into_the_file_a_row_at_a_time_makes(
+        tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Rows whose parts are ``Parts`` of floats have their part columns read a layout's rows at a time:
+    the same values, NaN and absent parts, and the same Parquet bytes as reading each row's part by
+    name; a row with a dict of parts (or a value that is no float) reads them all one by one."""
+    import pyarrow.parquet as pq
+
+    from postprocess.apps.report import queue
+    from postprocess.stages.suggestions import Parts, part_columns
+
+    names = ["similarity", "lexical", "passage", "mention"]
+    rows = []
+    for i in range(300):
+        parts = Parts()
+        for k, name in enumerate(names):
+            if (i + k) % 3:
+                parts[name] = float("nan") if i % 17 == 0 else (i * (k + 1)) / 7
+        rows.append(Suggestion(f"https://s/{i % 9}", f"https://s/t{i % 5}", i / 3, parts, rank=1 + i % 4))
+    read = part_columns(rows, names)
+    assert read is not None
+    for name in names:
+        values, absent = read[name]
+        assert absent.tolist() == [name not in s.parts for s in rows]
+        expected = np.array([s.parts.get(name, np.nan) for s in rows], dtype=np.float64)
+        assert np.array_equal(values[~absent], expected[~absent], equal_nan=True)
+    pq.write_table(suggestions_table(rows), tmp_path / "columns.parquet")
+    monkeypatch.setattr(queue, "part_columns", lambda *_: None)
+    pq.write_table(suggestions_table(rows), tmp_path / "rows.parquet")
+    assert (tmp_path / "columns.parquet").read_bytes() == (tmp_path / "rows.parquet").read_bytes()
+    assert part_columns([*rows, ROWS[0]], names) is None  # a dict of parts
+    odd = Parts({"similarity": 0.5})
+    odd["note"] = "kept beside"
+    assert part_columns([*rows, Suggestion("https://s/x", "https://s/y", 1.0, odd)], names) is None

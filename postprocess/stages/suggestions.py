@@ -115,6 +115,51 @@ class Parts(MutableMapping[str, float]):
         return _restored, (self._layout.names, self._values, self._other)
 
 
+def names_of_parts(rows: Iterable[Suggestion]) -> set[str]:
+    """Every part name of ``rows`` (a layout's names read once, not a row's at a time)."""
+    seen: set[str] = set()
+    shapes: set[int] = set()
+    for s in rows:
+        parts = s.parts
+        if type(parts) is Parts:
+            if id(parts._layout) in shapes:
+                continue
+            shapes.add(id(parts._layout))
+        seen.update(parts)
+    return seen
+
+
+def part_columns(rows: Sequence[Suggestion], names: Sequence[str]
+                 ) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
+    """Each part of ``names`` over ``rows``: (values, absent) as columns, read a layout's rows at a
+    time (each row's doubles joined, not looked up a name at a time: at a million synthetic pages the
+    queue's 1.8 M rows × 25 parts took ~30 s that way). None when a row's parts are not ``Parts``
+    of floats alone (a dict, or a value kept beside the array): the caller reads them one by one."""
+    groups: dict[int, tuple[_Layout, list[int]]] = {}
+    for i, s in enumerate(rows):
+        parts = s.parts
+        if type(parts) is not Parts or parts._other is not None:
+            return None
+        found = groups.get(id(parts._layout))
+        if found is None:
+            found = groups[id(parts._layout)] = (parts._layout, [])
+        found[1].append(i)
+    n = len(rows)
+    columns = {name: (np.zeros(n, dtype=np.float64), np.ones(n, dtype=bool)) for name in names}
+    for shape, members in groups.values():
+        width = len(shape.names)
+        if not width:
+            continue
+        joined = b"".join([rows[i].parts._values for i in members])  # type: ignore[attr-defined]
+        values = np.frombuffer(joined, dtype=np.float64).reshape(len(members), width)
+        at = np.array(members, dtype=np.int64)
+        for j, name in enumerate(shape.names):
+            if name in columns:
+                columns[name][0][at] = values[:, j]
+                columns[name][1][at] = False
+    return columns
+
+
 def _restored(names: tuple[str, ...], values: array, other: dict[str, object] | None) -> Parts:
     parts = Parts.of(layout(names), values)
     parts._other = other

@@ -21,7 +21,7 @@ from postprocess.stages.load import Crawl
 from postprocess.stages.openings import OPENING_COLUMN, page_openings
 from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
-from postprocess.stages.suggestions import Pool, Suggestion
+from postprocess.stages.suggestions import Pool, Suggestion, names_of_parts, part_columns
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
@@ -33,7 +33,7 @@ def part_names(rows: Sequence[Suggestion]) -> list[str]:
     """Score parts in column order: the known ones first, then any others by name."""
     if isinstance(rows, Pool):
         return _ordered_parts(set(rows.parts), not rows)
-    return _ordered_parts({k for s in rows for k in s.parts}, not rows)
+    return _ordered_parts(names_of_parts(rows), not rows)
 
 
 def _ordered_parts(seen: set[str], empty: bool) -> list[str]:
@@ -62,8 +62,10 @@ def suggestions_table(rows: Sequence[Suggestion], crawl: Crawl | None = None,
         "evidence": pa.array([s.evidence for s in rows], pa.string()),
         "rank": pa.array([s.rank for s in rows], pa.int32()),
     }
+    read = part_columns(rows, parts)
     for name in parts:
-        columns[name] = pa.array([s.parts.get(name) for s in rows], pa.float64())
+        columns[name] = (pa.array([s.parts.get(name) for s in rows], pa.float64()) if read is None
+                         else pa.array(read[name][0], pa.float64(), mask=read[name][1]))
     if crawl is not None:
         titles = titles if titles is not None else page_titles(crawl)
         inbound = inbound_counts(crawl)
