@@ -40,6 +40,33 @@ def test_the_queue_json_from_the_table_is_the_json_from_the_rows(tmp_path, monke
     assert "".join(queue_script.table_json_pieces(empty)) == '{"pages":[],"rows":[]}'
 
 
+def test_the_copies_read_the_queue_a_batch_at_a_time_into_the_files_a_table_makes(tmp_path, monkeypatch):
+    """``write_copies`` reads suggestions.parquet in batches (here of 7 rows) and writes the CSV and
+    the JSON the whole table makes."""
+    crawl = load_crawl(write_site(tmp_path / "crawl"))
+    out = tmp_path / "out"
+    rows = rows_of(100)
+    report.write_suggestions(out, rows, crawl)
+    expected_csv = (out / "suggestions.csv").read_bytes()
+    (out / "suggestions.csv").unlink()
+    monkeypatch.setattr(copies, "COPY_BATCH_ROWS", 7)
+    read: list[int] = []
+    batches = copies.pq.ParquetFile.iter_batches
+
+    def counted(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        for batch in batches(self, *args, **kwargs):
+            read.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(copies.pq.ParquetFile, "iter_batches", counted)
+    assert copies.write_copies(out, tmp_path / "queue.json") == 100
+    assert (out / "suggestions.csv").read_bytes() == expected_csv
+    table = report.suggestions_table(rows, crawl)
+    whole = "".join(queue_script.table_json_pieces(table))
+    assert (tmp_path / "queue.json").read_text(encoding="utf-8") == whole
+    assert max(read) == 7 and sum(read) == 300  # the CSV, then the JSON's pages and rows: three passes
+
+
 def run_report(tmp_path, name: str, workers: int) -> dict[str, bytes]:
     crawl, out = write_site(tmp_path / "crawl"), tmp_path / name
     write_parquet(out / "anchored.parquet", rows_of(500))
@@ -58,7 +85,7 @@ def test_a_second_process_makes_the_same_files(tmp_path, monkeypatch):
     # neither this process's CSV or JSON, nor the copies' own functions run here (a fresh interpreter's do)
     monkeypatch.setattr(queue, "write_csv", made_here)
     monkeypatch.setattr(html, "queue_json_pieces", made_here)
-    monkeypatch.setattr(copies, "table_json_pieces", made_here)
+    monkeypatch.setattr(copies, "batches_json_pieces", made_here)
     apart = run_report(tmp_path, "apart", workers=2)
     assert apart == alone
     assert b"caf\xc3\xa9 \\u003cb\\u003e" in apart["report.html"]

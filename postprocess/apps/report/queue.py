@@ -7,7 +7,7 @@ with the final name is always whole (an old one stays as it was if a run fails).
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -178,12 +178,17 @@ def write_csv(path: Path, table: pa.Table, columns: Sequence[str]) -> None:
     """``columns`` of ``table`` as UTF-8 CSV with a header row, ``CSV_BATCH_ROWS`` rows made Python
     values at a time."""
     chosen = table.select(list(columns))  # a column the table lacks fails here, before any file
+    write_csv_batches(path, columns, chosen.to_batches(max_chunksize=CSV_BATCH_ROWS))
 
+
+def write_csv_batches(path: Path, columns: Sequence[str], batches: Iterable[pa.RecordBatch]) -> None:
+    """``write_csv`` of record batches that hold ``columns`` in that order (a table's, or a file's read
+    a batch at a time: the whole is never held)."""
     def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(columns)
-            for batch in chosen.to_batches(max_chunksize=CSV_BATCH_ROWS):
+            for batch in batches:
                 writer.writerows(zip(*(column.to_pylist() for column in batch.columns), strict=True))
 
     replace_atomically(path, write)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -44,10 +44,15 @@ def queue_json_pieces(rows: Sequence[Suggestion], titles: dict[str, str]) -> Ite
 def table_json_pieces(table: pa.Table) -> Iterator[str]:
     """``queue_json_pieces`` of the queue's rows and titles, read from their table (``suggestions_table``
     made with the crawl, as suggestions.parquet holds it): the same text."""
+    return batches_json_pieces(lambda columns: table.select(columns).to_batches(max_chunksize=JSON_BATCH))
+
+
+def batches_json_pieces(read: Callable[[list[str]], Iterable[pa.RecordBatch]]) -> Iterator[str]:
+    """``table_json_pieces`` of a table read in batches, ``read(columns)`` each time (twice: the pages
+    first, then the rows; a file read so holds a batch at a time, never the whole queue)."""
     index: dict[str, int] = {}
     pages: list[list[str]] = []
-    named = table.select(["source_url", "target_url", "source_title", "target_title"])
-    for batch in named.to_batches(max_chunksize=JSON_BATCH):
+    for batch in read(["source_url", "target_url", "source_title", "target_title"]):
         sources, targets, source_titles, target_titles = (column.to_pylist() for column in batch.columns)
         for source, target, source_title, target_title in zip(sources, targets, source_titles, target_titles,
                                                                strict=True):
@@ -57,7 +62,7 @@ def table_json_pieces(table: pa.Table) -> Iterator[str]:
                     pages.append([url, title])
 
     def rows() -> Iterator[list[object]]:
-        for batch in table.select(list(ROW_FIELDS)).to_batches(max_chunksize=JSON_BATCH):
+        for batch in read(list(ROW_FIELDS)):
             for source, target, anchor, kind, context, confidence, score, evidence in zip(
                     *(column.to_pylist() for column in batch.columns), strict=True):
                 yield [index[source], index[target], anchor, kind, context, round(confidence, 4),
