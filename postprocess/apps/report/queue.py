@@ -16,12 +16,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
-from postprocess.stages.anchors import clean_title, site_title_parts
 from postprocess.stages.load import Crawl
 from postprocess.stages.openings import OPENING_COLUMN, page_openings
 from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
 from postprocess.stages.suggestions import Pool, Suggestion, names_of_parts, part_columns
+from postprocess.stages.titles import clean_title, site_title_parts
 
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
