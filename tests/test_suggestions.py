@@ -243,3 +243,33 @@ def test_the_queues_part_columns_are_read_a_layout_at_a_time_into_the_file_a_row
     odd = Parts({"similarity": 0.5})
     odd["note"] = "kept beside"
     assert part_columns([*rows, Suggestion("https://s/x", "https://s/y", 1.0, odd)], names) is None
+
+
+def test_a_queue_file_is_read_back_a_batch_at_a_time_its_parts_held_as_parts(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """``read_suggestions`` gives the rows written, made Python values a batch at a time (here 2 rows),
+    each row's parts a ``Parts`` (~0.3 KB a row, not a dict's ~1.8 KB)."""
+    from postprocess.apps.report import queue
+    from postprocess.stages.suggestions import Parts
+
+    path = tmp_path / "anchored.parquet"
+    write_parquet(path, ROWS)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    made: list[int] = []
+
+    class InBatches:
+        """The file's table, which gives its rows in batches alone (no ``to_pylist`` of the whole)."""
+
+        schema = table.schema
+
+        def to_batches(self, max_chunksize: int) -> list:
+            batches = table.to_batches(max_chunksize=max_chunksize)
+            made.extend(b.num_rows for b in batches)
+            return batches
+
+    monkeypatch.setattr(queue, "CSV_BATCH_ROWS", 2)
+    monkeypatch.setattr(queue, "_read_stage_file", lambda _: InBatches())
+    rows = read_suggestions(path)
+    assert rows == ROWS and all(type(s.parts) is Parts for s in rows)
+    assert made == [2, 2, 1]
