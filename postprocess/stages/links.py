@@ -36,6 +36,9 @@ class Link:
 class LinkTable(Sequence[Link]):
     """Links in row order as columns; ``urls`` and ``anchors`` are the tables the ids point into."""
 
+    #: The per-link columns (arrays, one value a link).
+    COLUMNS = ("source", "target", "anchor", "position", "nofollow", "internal")
+
     def __init__(self, urls: Sequence[str], source: np.ndarray, target: np.ndarray,
                  anchors: Sequence[str], anchor: np.ndarray, positions: Sequence[str], position: np.ndarray,
                  nofollow: np.ndarray, internal: np.ndarray) -> None:
@@ -101,7 +104,7 @@ class LinkTable(Sequence[Link]):
         table = LinkTable.__new__(LinkTable)
         table.urls, table.anchors, table.positions = self.urls, self.anchors, self.positions
         table._ids, table._inbound = self._ids, None
-        for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
+        for name in self.COLUMNS:
             setattr(table, name, getattr(self, name)[rows])
         return table
 

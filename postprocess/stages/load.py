@@ -960,7 +960,7 @@ def _links_back(answer: tuple[LinkTable | None, str | None, list], bad: BadParts
         bad.parts.extend(skipped)
     if links is None:
         raise InputError(error or "the links could not be read")
-    for name in ("source", "target", "anchor", "position", "nofollow", "internal"):
+    for name in LinkTable.COLUMNS:
         setattr(links, name, mapped(getattr(links, name)))
     return links
 

@@ -19,7 +19,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from postprocess.apps.report.queue import CSV_BATCH_ROWS, csv_columns, write_csv_batches
+from postprocess.apps.report.queue import (
+    CSV_BATCH_ROWS,
+    SUGGESTIONS_CSV,
+    SUGGESTIONS_PARQUET,
+    csv_columns,
+    write_csv_batches,
+)
 from postprocess.apps.report.queue_script import batches_json_pieces
 from postprocess.background import Background, worth_a_fork
 
@@ -28,8 +34,6 @@ from postprocess.background import Background, worth_a_fork
 COPIES_MIN_ROWS = 50_000
 #: Rows of suggestions.parquet read at a time by the second process.
 COPY_BATCH_ROWS = CSV_BATCH_ROWS
-SUGGESTIONS_PARQUET = "suggestions.parquet"
-SUGGESTIONS_CSV = "suggestions.csv"
 
 
 def copies_apart(rows: int, workers: int) -> bool:

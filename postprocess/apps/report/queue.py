@@ -26,6 +26,9 @@ from postprocess.stages.titles import clean_title, site_title_parts
 SUGGESTION_COLUMNS = ("source_url", "target_url", "anchor", "anchor_type", "context", "confidence", "score",
                       "evidence", "rank")
 INFO_COLUMNS = ("source_title", "target_title", "target_inbound")
+#: The queue's files in the output folder.
+SUGGESTIONS_PARQUET = "suggestions.parquet"
+SUGGESTIONS_CSV = "suggestions.csv"
 CANNIBAL_COLUMNS = ("url_a", "url_b", "title_a", "title_b", "similarity", "already_linked")
 
 
@@ -232,12 +235,12 @@ def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl,
     the CSV here (``QueueCopies.start``: a second process makes it from that file)."""
     titles = page_titles(crawl)
     table = suggestions_table(rows, crawl, titles=titles)
-    replace_atomically(out / "suggestions.parquet", lambda tmp: pq.write_table(table, tmp))
+    replace_atomically(out / SUGGESTIONS_PARQUET, lambda tmp: pq.write_table(table, tmp))
     if csv_elsewhere is not None:
         csv_elsewhere()
     write_pages(out, titles, page_openings(crawl))
     if csv_elsewhere is None:
-        write_csv(out / "suggestions.csv", table, csv_columns(table))
+        write_csv(out / SUGGESTIONS_CSV, table, csv_columns(table))
     return table
 
 
