@@ -246,6 +246,46 @@ def test_training_pairs_from_the_columns_are_the_loops(tmp_path):
     assert training_pairs(crawl, Options(listing_targets=True)) == [(a, b), (a, c), (a, e), (b, c)]
 
 
+def test_editor_links_read_by_two_processes_are_those_one_reads(tmp_path, monkeypatch):
+    """On a large site the groups of pages whose links are read are shared with a second process: the
+    editors' links found are those one process finds, and both processes read groups."""
+    import os
+    import time
+
+    from crawlkit import blocks_of, link, page, url, write_crawl
+
+    from postprocess.stages import confidence
+    from postprocess.stages.load import BlockStore, load_crawl
+
+    urls = [url(f"/p{i}/") for i in range(130)]  # five groups of 32 pages
+    pages, links = [], []
+    for i, u in enumerate(urls):
+        targets = [urls[(i * 7 + k) % len(urls)] for k in (1, 2, 3)]
+        words = [(f"name{k}", t) for k, t in enumerate(targets)]
+        text = " ".join(f"see name{k} here." for k in range(3))
+        pages.append(page(u, f"Page {i}", text, blocks=blocks_of(text, words)))
+        links += [link(u, t) for t in targets[:2]]  # the third is not in the link table
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", pages, links))
+    readers = tmp_path / "readers"
+    original, parent = BlockStore.links_in, os.getpid()
+
+    def links_in(self, kinds, groups=None):  # noqa: ANN001, ANN202
+        with readers.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        if os.getpid() == parent:
+            time.sleep(0.2)  # this process slow: the second takes groups too
+        return original(self, kinds, groups)
+
+    monkeypatch.setattr(BlockStore, "links_in", links_in)
+    alone = confidence.training_pairs(crawl, Options(workers=1))
+    readers.unlink()
+    monkeypatch.setattr(confidence, "EDITOR_LINKS_SPLIT_GROUPS", 2, raising=False)
+    monkeypatch.setattr(confidence, "EDITOR_LINKS_CHUNK_GROUPS", 1, raising=False)
+    assert confidence.training_pairs(crawl, Options(workers=2)) == alone
+    assert len(set(readers.read_text().split())) == 2
+    assert len(alone) == 258  # two a page, less p43's and p108's links to themselves
+
+
 def test_a_large_site_hides_and_ranks_the_links_of_a_sample_of_its_sources(tmp_path, monkeypatch):
     """Past ``MAX_TRAINING_SOURCES`` linking pages, the folds rank a seeded sample of them and hide
     only their links: the URL pairs of the other sources are never made (at 100k pages they were

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from linkspider.items import PROSE_KINDS
+from postprocess.background import available_workers, in_chunks, worth_a_fork
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
 from postprocess.stages.links import LinkTable, distinct, in_sorted, pair_set
@@ -47,6 +48,12 @@ PRIOR_PATH = Path(__file__).with_name("confidence_prior.json")
 #: The folds rank at most this many source pages (a seeded sample of those with links in running
 #: text): on a large site the model learns as well from a sample, at a fixed cost.
 MAX_TRAINING_SOURCES = 1500
+
+#: Groups of pages (``load.GROUP_PAGES`` each) from which the editors' links are read by two processes
+#: (at 32 pages a group: 32,000 pages; a million synthetic pages read them in ~75 s on one core).
+EDITOR_LINKS_SPLIT_GROUPS = 1000
+#: Groups of pages a process takes at a time there (or a 32nd of them, if more).
+EDITOR_LINKS_CHUNK_GROUPS = 64
 
 #: What the folds rank: the crawl, the (source, target) URL pairs whose links it hides, and the
 #: sources to rank (None: all).
@@ -195,8 +202,10 @@ def editor_links(crawl: Crawl, options: Options) -> EditorLinks:
 
 def _editor_links_from_columns(crawl: Crawl, options: Options) -> EditorLinks | None:
     """``editor_links`` of a loaded crawl (links a ``LinkTable``, blocks in one ``BlockStore``) in
-    NumPy: the block links read from the columns, each distinct URL resolved once, the link table's
-    pairs looked up as sorted keys. None for any other crawl (the loop above reads it)."""
+    NumPy: the block links read from the columns, each distinct URL resolved once in a process, the
+    link table's pairs looked up as sorted keys; the groups of pages shared with a forked second
+    process (``background.in_chunks``) when the run has one to spare: a million synthetic pages,
+    ~75 s of one core. None for any other crawl (the loop above reads it)."""
     pages, table = crawl.pages, crawl.links
     where = [getattr(p.blocks, "where", None) for p in pages]
     if not isinstance(table, LinkTable) or not pages or any(w is None for w in where):
@@ -208,30 +217,39 @@ def _editor_links_from_columns(crawl: Crawl, options: Options) -> EditorLinks | 
     page_of_row = np.full(store.size, -1, dtype=np.int64)
     page_of_row[[w[1] for w in where]] = np.arange(len(pages))  # type: ignore[index]
     number = {p.url: i for i, p in enumerate(pages)}
-    page_of_url: dict[str, int] = {}  # each distinct URL resolved once
+    page_of_url: dict[str, int] = {}  # each distinct URL resolved once (in each process)
     content = np.array([p.kind == "content" for p in pages], dtype=bool)
     receives = np.array([target_exclusion(p, options) is None for p in pages], dtype=bool)
     table_id = np.array([table.ids.get(p.url, -1) for p in pages], dtype=np.int64)
     n = len(table.urls)
     table_keys = table.pair_set().keys
-    found: list[np.ndarray] = []
-    for rows, urls in store.links_in(PROSE_KINDS):  # a group of pages at a time
-        encoded = pc.dictionary_encode(urls)
-        distinct_urls = encoded.dictionary.to_pylist()
-        for u in distinct_urls:
-            if u not in page_of_url:
-                page_of_url[u] = number.get(resolve(u, crawl.aliases), -1) if u else -1
-        target_of = np.array([page_of_url[u] for u in distinct_urls] + [-1], dtype=np.int64)
-        codes = pc.fill_null(encoded.indices, len(distinct_urls)).to_numpy(zero_copy_only=False)
-        source, target = page_of_row[rows], target_of[codes]
-        keep = (source >= 0) & (target >= 0)
-        source, target = source[keep], target[keep]
-        keep = content[source] & (target != source) & receives[target]
-        source, target = source[keep], target[keep]
-        known = (table_id[source] >= 0) & (table_id[target] >= 0)
-        source, target = source[known], target[known]
-        linked = in_sorted(table_keys, table_id[source] * n + table_id[target])
-        found.append(distinct(source[linked] * len(pages) + target[linked]))
+
+    def found_in(groups: Sequence[int]) -> np.ndarray:
+        """The distinct pair keys (source × pages + target) the links of these groups give."""
+        found: list[np.ndarray] = []
+        for rows, urls in store.links_in(PROSE_KINDS, groups):  # a group of pages at a time
+            encoded = pc.dictionary_encode(urls)
+            distinct_urls = encoded.dictionary.to_pylist()
+            for u in distinct_urls:
+                if u not in page_of_url:
+                    page_of_url[u] = number.get(resolve(u, crawl.aliases), -1) if u else -1
+            target_of = np.array([page_of_url[u] for u in distinct_urls] + [-1], dtype=np.int64)
+            codes = pc.fill_null(encoded.indices, len(distinct_urls)).to_numpy(zero_copy_only=False)
+            source, target = page_of_row[rows], target_of[codes]
+            keep = (source >= 0) & (target >= 0)
+            source, target = source[keep], target[keep]
+            keep = content[source] & (target != source) & receives[target]
+            source, target = source[keep], target[keep]
+            known = (table_id[source] >= 0) & (table_id[target] >= 0)
+            source, target = source[known], target[known]
+            linked = in_sorted(table_keys, table_id[source] * n + table_id[target])
+            found.append(distinct(source[linked] * len(pages) + target[linked]))
+        return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+    groups = range(len(store.groups))
+    split = worth_a_fork(len(groups), options.workers or available_workers(), EDITOR_LINKS_SPLIT_GROUPS)
+    chunk = max(EDITOR_LINKS_CHUNK_GROUPS, len(groups) // 32)
+    found = list(in_chunks(found_in, groups, fork=split, chunk=chunk, name="ls-editor-links"))
     keys = distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
     return EditorLinks([p.url for p in pages], keys // len(pages), keys % len(pages))
 

@@ -282,13 +282,15 @@ class BlockStore:
             self._last_text = (row, self._column(group, "texts")[offset].as_py() or "")
         return self._last_text[1]
 
-    def links_in(self, kinds: Iterable[str]) -> Iterator[tuple[np.ndarray, pa.Array]]:
+    def links_in(self, kinds: Iterable[str], groups: Iterable[int] | None = None
+                 ) -> Iterator[tuple[np.ndarray, pa.Array]]:
         """(row, target URL) of every link inside a block of ``kinds``, a group of pages at a time
         (in packed order, and in block order within a group): read from the columns, no ``Block``
-        made, never every link's URL at once (~60 bytes a link, 5M links at 100k pages)."""
+        made, never every link's URL at once (~60 bytes a link, 5M links at 100k pages). ``groups``:
+        only those groups (numbers below ``len(self.groups)``), in the order given."""
         wanted = pa.array(sorted(kinds), pa.string())
-        for group, packed in enumerate(self.groups):
-            chunk = _decompressed(packed)
+        for group in range(len(self.groups)) if groups is None else groups:
+            chunk = _decompressed(self.groups[group])
             blocks = chunk.flatten()
             block_row = self.order[pc.list_parent_indices(chunk).to_numpy() + group * GROUP_PAGES]
             kind, links = pc.struct_field(blocks, "kind"), pc.struct_field(blocks, "links")
