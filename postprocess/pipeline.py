@@ -89,7 +89,7 @@ def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Emb
         before_rows()
     anchored = chosen.rows()
     rejected["no_anchor"] += pairs - len(anchored)
-    add_passage_scores(crawl, anchored, embeddings, passages)
+    add_passage_scores(crawl, anchored, embeddings, passages, workers)
     kept = [s for s in anchored
             if s.anchor_type != "text" or s.parts.get("passage", 1.0) >= options.min_passage]
     rejected["passage_off_topic"] += len(anchored) - len(kept)

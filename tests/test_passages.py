@@ -244,3 +244,37 @@ def test_a_static_encoders_steps_of_paragraphs_are_shared_with_a_second_process(
     assert sorted(pq.read_table(p).num_rows for p in two.parts.files()) == sorted(
         pq.read_table(p).num_rows for p in one.parts.files())
     assert np.array_equal(PassageVectors(model, tmp_path / "two", workers=2).encode(texts), alone)
+
+
+def test_paragraph_keys_made_by_two_processes_are_those_one_makes(tmp_path, monkeypatch):
+    """Past ``KEYS_SPLIT_ROWS`` anchored rows, their paragraphs' keys are made in chunks shared with a
+    second process: each row gets its own paragraph's key, as one process gives it, in the rows' order."""
+    import os
+    import time
+
+    rng = np.random.default_rng(5)
+    urls = [f"https://site.test/page-{i}/" for i in range(60)]
+    texts = {u: [f"Paragraph {k} of page {i}, about {rng.integers(1000)} things." for k in range(4)]
+             for i, u in enumerate(urls)}
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", [
+        page(u, f"Page {i}", "\n".join(texts[u]), blocks=[b for t in texts[u] for b in blocks_of(t, [])])
+        for i, u in enumerate(urls)]))
+    rows = [Suggestion(urls[i], urls[(i + 1) % 60], 1.0, {}, paragraph=int(k))
+            for i, k in zip(rng.integers(0, 60, 400).tolist(), rng.integers(0, 4, 400).tolist(), strict=True)]
+    parent, makers = os.getpid(), tmp_path / "makers"
+
+    def key(text: str) -> str:
+        with makers.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        if os.getpid() == parent:
+            time.sleep(0.005)  # this process slow: the second takes chunks too
+        return "key of " + text
+
+    expected = ["key of " + t for t in paragraph_texts(crawl, rows)]
+    assert expected == ["key of " + texts[s.source_url][s.paragraph] for s in rows]
+    assert passages.paragraph_keys(crawl, rows, key, workers=1) == expected
+    makers.unlink()
+    monkeypatch.setattr(passages, "KEYS_SPLIT_ROWS", 10, raising=False)
+    monkeypatch.setattr(passages, "KEYS_CHUNK_ROWS", 20, raising=False)
+    assert passages.paragraph_keys(crawl, rows, key, workers=2) == expected
+    assert len(set(makers.read_text().split())) == 2

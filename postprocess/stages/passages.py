@@ -218,17 +218,56 @@ def _paragraphs(crawl: Crawl, rows: Sequence[Suggestion]) -> Iterator[tuple[int,
         yield k, blocks[rows[k].paragraph]
 
 
+#: Anchored rows whose paragraphs' keys are made by two processes (``paragraph_keys``).
+KEYS_SPLIT_ROWS = 200_000
+#: Rows a process takes at a time there (or a 32nd of them, if more).
+KEYS_CHUNK_ROWS = 20_000
+
+
+def paragraph_keys(crawl: Crawl, rows: Sequence[Suggestion], key: Callable[[str], str],
+                   workers: int = 1) -> list[str]:
+    """``key`` of each row's paragraph (``paragraph_texts``), made a paragraph at a time (the texts are
+    never held at once), each source's blocks read once, in page order; with enough rows and
+    ``workers`` above 1, the rows are shared in chunks of that order with a forked second process,
+    which is handed only each row's page number and paragraph (not the rows: reading them there
+    would copy their memory; a million synthetic pages, ~3M rows)."""
+    index = crawl.page_index()
+    sources = np.fromiter((index[s.source_url] for s in rows), np.int64, len(rows))
+    paragraphs = np.fromiter((s.paragraph for s in rows), np.int64, len(rows))
+    del index
+    order = np.argsort(sources, kind="stable")  # page order, each source's rows as they stand
+    pages = crawl.pages
+
+    def keys_of(part: np.ndarray) -> list[str]:
+        made, source, blocks = [], -1, []
+        for k in part.tolist():
+            if sources[k] != source:
+                source = int(sources[k])
+                blocks = [t for t in block_texts(pages[source], PROSE_KINDS) if t.strip()]
+            made.append(key(blocks[paragraphs[k]]))
+        return made
+
+    split = worth_a_fork(len(rows), workers, KEYS_SPLIT_ROWS)
+    chunk = max(KEYS_CHUNK_ROWS, len(rows) // 32)
+    keys = [""] * len(rows)
+    at = 0
+    for made in in_chunks(keys_of, order, fork=split, chunk=chunk, name="ls-paragraph-keys"):
+        for k, made_key in zip(order[at:at + len(made)].tolist(), made, strict=True):
+            keys[k] = made_key
+        at += len(made)
+    return keys
+
+
 def add_passage_scores(crawl: Crawl, rows: Sequence[Suggestion], embeddings: Embeddings,
-                       passages: PassageVectors) -> None:
+                       passages: PassageVectors, workers: int = 1) -> None:
     """Set ``parts['passage']``: cosine of each anchored row's paragraph and its target page. The rows
     name their paragraph by its block; only the paragraphs' keys are held at once (a text list was
-    ~270 MB at 100k synthetic pages), and their texts are read again only for those to embed."""
+    ~270 MB at 100k synthetic pages), made by ``workers`` processes (``paragraph_keys``), and their
+    texts are read again only for those to embed."""
     anchored = [s for s in rows if s.paragraph >= 0]
     if not anchored:
         return
-    keys = [""] * len(anchored)  # made a paragraph at a time: the texts are never held at once
-    for k, text in _paragraphs(crawl, anchored):
-        keys[k] = passages.key(text)
+    keys = paragraph_keys(crawl, anchored, passages.key, workers)
     row = embeddings.row()
     targets = np.fromiter((row[s.target_url] for s in anchored), np.int64, len(anchored))
     scores = passages.cosines(  # each distinct paragraph once
