@@ -14,7 +14,7 @@ then let go.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -201,21 +201,7 @@ class PassageVectors:
 def paragraph_texts(crawl: Crawl, rows: Sequence[Suggestion]) -> list[str]:
     """The paragraph each row's anchor stands in: the source's prose block numbered ``paragraph``
     (``anchors.source_text``'s blocks), each source's blocks read once, in page order."""
-    texts = [""] * len(rows)
-    for k, text in _paragraphs(crawl, rows):
-        texts[k] = text
-    return texts
-
-
-def _paragraphs(crawl: Crawl, rows: Sequence[Suggestion]) -> Iterator[tuple[int, str]]:
-    """(position in ``rows``, its paragraph) of every row, in page order (see ``paragraph_texts``)."""
-    index = crawl.page_index()
-    source, blocks = None, []
-    for k in sorted(range(len(rows)), key=lambda k: index[rows[k].source_url]):
-        if rows[k].source_url != source:
-            source = rows[k].source_url
-            blocks = [t for t in block_texts(crawl.pages[index[source]], PROSE_KINDS) if t.strip()]
-        yield k, blocks[rows[k].paragraph]
+    return paragraph_keys(crawl, rows, str)
 
 
 #: Anchored rows whose paragraphs' keys are made by two processes (``paragraph_keys``).
@@ -226,11 +212,11 @@ KEYS_CHUNK_ROWS = 20_000
 
 def paragraph_keys(crawl: Crawl, rows: Sequence[Suggestion], key: Callable[[str], str],
                    workers: int = 1) -> list[str]:
-    """``key`` of each row's paragraph (``paragraph_texts``), made a paragraph at a time (the texts are
-    never held at once), each source's blocks read once, in page order; with enough rows and
-    ``workers`` above 1, the rows are shared in chunks of that order with a forked second process,
-    which is handed only each row's page number and paragraph (not the rows: reading them there
-    would copy their memory; a million synthetic pages, ~3M rows)."""
+    """``key`` of each row's paragraph (the source's prose block numbered ``paragraph``), made a
+    paragraph at a time (the texts are never held at once), each source's blocks read once, in page
+    order; with enough rows and ``workers`` above 1, the rows are shared in chunks of that order
+    with a forked second process, which is handed only each row's page number and paragraph (not
+    the rows: reading them there would copy their memory; a million synthetic pages, ~3M rows)."""
     index = crawl.page_index()
     sources = np.fromiter((index[s.source_url] for s in rows), np.int64, len(rows))
     paragraphs = np.fromiter((s.paragraph for s in rows), np.int64, len(rows))
