@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 from crawlkit import SITE, write_site
 
@@ -27,17 +28,23 @@ def rows_of(n: int) -> list[Suggestion]:
             for i in range(n)]
 
 
+def table_json_pieces(table: pa.Table) -> list[str]:
+    """The queue's JSON pieces from a table in memory, read in batches of ``JSON_BATCH`` rows."""
+    return list(queue_script.batches_json_pieces(
+        lambda columns: table.select(columns).to_batches(max_chunksize=queue_script.JSON_BATCH)))
+
+
 def test_the_queue_json_from_the_table_is_the_json_from_the_rows(tmp_path, monkeypatch):
     crawl = load_crawl(write_site(tmp_path / "crawl"))
     rows = rows_of(300)
     table = report.suggestions_table(rows, crawl)
     monkeypatch.setattr(queue_script, "JSON_BATCH", 7)
-    made = list(queue_script.table_json_pieces(table))
+    made = list(table_json_pieces(table))
     expected = queue_script.queue_json(rows, report.page_titles(crawl))
     assert len(made) > 10 and "".join(made) == expected
     assert any(title for _, title in json.loads(expected)["pages"])  # titles from the table, not ""
     empty = report.suggestions_table([], crawl)
-    assert "".join(queue_script.table_json_pieces(empty)) == '{"pages":[],"rows":[]}'
+    assert "".join(table_json_pieces(empty)) == '{"pages":[],"rows":[]}'
 
 
 def test_the_copies_read_the_queue_a_batch_at_a_time_into_the_files_a_table_makes(tmp_path, monkeypatch):
@@ -62,7 +69,7 @@ def test_the_copies_read_the_queue_a_batch_at_a_time_into_the_files_a_table_make
     assert copies.write_copies(out, tmp_path / "queue.json") == 100
     assert (out / "suggestions.csv").read_bytes() == expected_csv
     table = report.suggestions_table(rows, crawl)
-    whole = "".join(queue_script.table_json_pieces(table))
+    whole = "".join(table_json_pieces(table))
     assert (tmp_path / "queue.json").read_text(encoding="utf-8") == whole
     assert max(read) == 7 and sum(read) == 300  # the CSV, then the JSON's pages and rows: three passes
 

@@ -1,6 +1,6 @@
 """The queue as the JSON report.html embeds in a <script> element: pages once ([url, title]), rows
 referring to them, made a piece at a time — from the queue's rows, or from suggestions.parquet alone
-(``table_json_pieces``, what a second process makes while this one draws the report)."""
+(``batches_json_pieces``, what a second process makes while this one draws the report)."""
 
 from __future__ import annotations
 
@@ -41,15 +41,11 @@ def queue_json_pieces(rows: Sequence[Suggestion], titles: dict[str, str]) -> Ite
     return _pieces(pages, table)
 
 
-def table_json_pieces(table: pa.Table) -> Iterator[str]:
-    """``queue_json_pieces`` of the queue's rows and titles, read from their table (``suggestions_table``
-    made with the crawl, as suggestions.parquet holds it): the same text."""
-    return batches_json_pieces(lambda columns: table.select(columns).to_batches(max_chunksize=JSON_BATCH))
-
-
 def batches_json_pieces(read: Callable[[list[str]], Iterable[pa.RecordBatch]]) -> Iterator[str]:
-    """``table_json_pieces`` of a table read in batches, ``read(columns)`` each time (twice: the pages
-    first, then the rows; a file read so holds a batch at a time, never the whole queue)."""
+    """``queue_json_pieces`` of the queue's rows and titles, read from their table (``suggestions_table``
+    made with the crawl, as suggestions.parquet holds it) in batches, ``read(columns)`` each time
+    (twice: the pages first, then the rows; a file read so holds a batch at a time, never the whole
+    queue): the same text."""
     index: dict[str, int] = {}
     pages: list[list[str]] = []
     for batch in read(["source_url", "target_url", "source_title", "target_title"]):
