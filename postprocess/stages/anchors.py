@@ -67,7 +67,6 @@ from postprocess.stages.suggestions import Pool, Suggestion
 from postprocess.stages.titles import clean_title, site_title_parts
 from postprocess.stages.tokeniser import (
     WORD,
-    WORD_SPLIT,
     bare,
     folded,
     normal_form,
@@ -76,7 +75,7 @@ from postprocess.stages.tokeniser import (
     split_ends,
     words,
 )
-from postprocess.stages.word_scan import inside_sentences, scan_texts
+from postprocess.stages.word_scan import code_points, inside_sentences, scan_texts
 
 #: A phrase holding one of these is code or a list, not words to wrap in a link.
 NOT_IN_ANCHORS = re.compile(r"[\n()\[\]{}<>=;,\"|\\*`#@$%/]")
@@ -87,7 +86,6 @@ SENTENCE_END = re.compile(r"[.!?]\s+|\n+")
 #: engine then skips to the next ".!?" or newline instead of trying both branches at every
 #: character: ~4x faster on a page; its look-behinds test only the character just matched).
 _SENTENCE_END_SPLIT = re.compile(r"([.!?\n](?:(?<=[.!?])\s+|(?<=\n)\n*))")
-_CALL = re.compile(r"\(\)")
 #: A run-in label ends at a colon; a bare list of names is split at commas, semicolons, and, or.
 LIST_SEPARATORS = re.compile(r"[,;:]|\s(?:and|or)\s")
 MAX_LIST_ITEM_WORDS = 3
@@ -271,16 +269,92 @@ def _in_page_chunks(work: Callable[[Sequence[T]], R], items: Sequence[T], worker
     return _shared(work, items, workers, chunk=max(64, len(items) // 64))
 
 
+class _ListView(Sequence):
+    """A sequence made when read, equal to a list of its items (``list``'s ``==``)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment] - as list's
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class WrittenWords(_ListView, Sequence[str]):
+    """A source's words as written, each cut from its text when asked for (the anchor search reads a
+    few words around the names it finds, not every word of the page)."""
+
+    __slots__ = ("_ends", "_starts", "_text")
+
+    def __init__(self, text: str, starts: list[int], ends: list[int]) -> None:
+        self._text, self._starts, self._ends = text, starts, ends
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, k):  # noqa: ANN001, ANN204 - as list's
+        if isinstance(k, slice):
+            return [self._text[a:b] for a, b in zip(self._starts[k], self._ends[k], strict=True)]
+        return self._text[self._starts[k]:self._ends[k]]
+
+
+class WordSpans(_ListView, Sequence[tuple[int, int]]):
+    """The character span of each of a source's words, made when asked for."""
+
+    __slots__ = ("_ends", "_starts")
+
+    def __init__(self, starts: list[int], ends: list[int]) -> None:
+        self._starts, self._ends = starts, ends
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, k):  # noqa: ANN001, ANN204 - as list's
+        if isinstance(k, slice):
+            return list(zip(self._starts[k], self._ends[k], strict=True))
+        return self._starts[k], self._ends[k]
+
+
+class WordPositions(Mapping[str, list[int]]):
+    """Normalised word → the numbers of the words of a source that have that form, in text order;
+    each list made when asked for."""
+
+    __slots__ = ("_bounds", "_groups", "_order")
+
+    def __init__(self, groups: dict[str, int], order: np.ndarray, bounds: list[int]) -> None:
+        """``groups``: each form's number; ``order``: the word numbers sorted by form number, then
+        text order; ``bounds``: where each form's numbers start in ``order`` (one more at the end)."""
+        self._groups, self._order, self._bounds = groups, order, bounds
+
+    def __getitem__(self, word: str) -> list[int]:
+        group = self._groups[word]
+        return self._order[self._bounds[group]:self._bounds[group + 1]].tolist()
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._groups
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._groups)
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+
 @dataclass
 class SourceText:
     """A source page's running text (prose blocks joined by newlines) with what anchors need."""
 
     text: str
-    spans: list[tuple[int, int]]  # character span of each word
+    spans: Sequence[tuple[int, int]]  # character span of each word
     norms: list[str]
-    raw: list[str]
+    raw: Sequence[str]
     sentence_of: list[int]  # sentence number of each word
-    positions: dict[str, list[int]]  # normalised word -> word numbers
+    positions: Mapping[str, list[int]]  # normalised word -> word numbers
     blocked: list[tuple[int, int]]  # character spans of existing links
     code: list[tuple[int, int]]  # character spans of inline code
     bounds: list[int]  # character offset where each sentence ends
@@ -298,6 +372,11 @@ class SourceText:
         return self.blocks[self.block_of[i]][1]
 
 
+#: Sources whose running texts are made at once (``source_texts``): their words found in one NumPy scan
+#: (a page alone is ~60 NumPy calls on ~5,000 characters: ~0.5 ms, most of it the calls' own cost).
+SOURCE_BATCH = 64
+
+
 def source_text(page: Page, linked: set[str] | None = None,
                 aliases: dict[str, str] | None = None) -> SourceText:
     """Index a source page's prose blocks for anchor search.
@@ -305,45 +384,89 @@ def source_text(page: Page, linked: set[str] | None = None,
     An existing link blocks its words unless its target is a page this source does not
     link in ``linked`` (the evaluation hides links that way); ``linked`` None: every link blocks.
     """
-    aliases = aliases or {}
+    return source_texts([page], [linked], aliases)[0]
+
+
+class _Prose(NamedTuple):
+    """A source's prose blocks joined, and the spans in that text its blocks mark."""
+
+    text: str
+    blocked: list[tuple[int, int]]
+    code: list[tuple[int, int]]
+    block_ends: list[int]
+    blocks: list[tuple[str, str]]
+
+
+def _prose(page: Page, linked: set[str] | None, aliases: dict[str, str]) -> _Prose:
     pieces: list[str] = []
     blocked: list[tuple[int, int]] = []
     code: list[tuple[int, int]] = []
-    block_ranges: list[tuple[int, int, str, str]] = []
+    block_ends: list[int] = []
+    blocks: list[tuple[str, str]] = []
     offset = 0
     for block in page.blocks:
         if block.kind not in PROSE_KINDS or not block.text.strip():
             continue
         pieces.append(block.text)
-        block_ranges.append((offset, offset + len(block.text), block.kind, block.text))
+        block_ends.append(offset + len(block.text))
+        blocks.append((block.kind, block.text))
         for start, end, url in block.links:
             if linked is None or url is None or resolve(url, aliases) in linked:
                 blocked.append((offset + start, offset + end))
         code.extend((offset + start, offset + end) for start, end in block.code)
         offset += len(block.text) + 1
-    text = "\n".join(pieces)
-    # Every word's list is made by C loops (a split, its lengths summed), not a Python loop per word.
-    sentence_ends = split_ends(_SENTENCE_END_SPLIT, text)[2]
-    raw, starts, word_ends = split_ends(WORD_SPLIT, text)
-    spans = list(zip(starts.tolist(), word_ends.tolist(), strict=True))
-    if "()" in text and raw:  # a call is its name; ``char_span`` gives it back its "()" in inline code
-        # the words that end where a "()" does (no word character is a bracket: those are the calls)
-        call_ends = np.fromiter(map(re.Match.end, _CALL.finditer(text)), dtype=np.int64)
-        at = np.searchsorted(word_ends, call_ends)
-        for k in at[word_ends[np.minimum(at, len(word_ends) - 1)] == call_ends].tolist():
-            raw[k] = raw[k][:-2]
-            spans[k] = (spans[k][0], spans[k][1] - 2)
-    norms = list(map(normalise, raw))
-    # sentence of a word: how many sentence ends are at or before its start; block: how many
-    # blocks end before it
-    sentence_of = np.searchsorted(sentence_ends, starts, side="right").tolist()
-    ends = np.asarray([end for _, end, _, _ in block_ranges], dtype=np.int64)
-    block_of = np.searchsorted(ends, starts, side="left").tolist()
-    positions: dict[str, list[int]] = defaultdict(list)
-    for i, norm in enumerate(norms):
-        positions[norm].append(i)
-    return SourceText(text, spans, norms, raw, sentence_of, dict(positions), sorted(blocked), code,
-                      sentence_ends.tolist(), block_of, [(kind, block) for _, _, kind, block in block_ranges])
+    return _Prose("\n".join(pieces), sorted(blocked), code, block_ends, blocks)
+
+
+def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
+                 aliases: dict[str, str] | None = None) -> list[SourceText]:
+    """``source_text`` of each of ``pages`` (``linked``: each one's), their words found in one scan of
+    their texts (``word_scan.scan_texts``: the tokeniser's spans, each word's normal form as a hash)
+    and grouped by form: one normal form made a distinct word of the batch, not a word; a call is its
+    name (``char_span`` gives it back its "()" in inline code)."""
+    aliases = aliases or {}
+    prose = [_prose(page, links, aliases) for page, links in zip(pages, linked, strict=True)]
+    texts = [p.text for p in prose]
+    joined, found, counts = scan_texts(texts, "normal")
+    starts, ends = found.starts, found.ends
+    if "()" in joined and len(ends):
+        ends = ends - 2 * (code_points(joined)[ends - 1] == ord(")"))
+    _, first, which = np.unique(found.forms, return_index=True, return_inverse=True)
+    which = which.reshape(-1)
+    forms = [normalise(joined[a:b])
+             for a, b in zip(starts[first].tolist(), ends[first].tolist(), strict=True)]
+    if len(set(forms)) < len(forms):  # a form under two hashes (the scan and ``normal_form`` apart): one id
+        ids: dict[str, int] = {}
+        numbers = np.fromiter((ids.setdefault(form, len(ids)) for form in forms), dtype=np.int64,
+                              count=len(forms))
+        which, forms = numbers[which], list(ids)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    text_starts = np.cumsum(lengths + 1) - lengths - 1
+    # each page's words by form, then in text order: a form's positions in a page are a run of ``order``
+    order = np.lexsort((which, np.repeat(np.arange(len(texts)), counts)))
+    word_bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    made = []
+    for k, p in enumerate(prose):
+        a, b = word_bounds[k], word_bounds[k + 1]
+        page_starts = starts[a:b] - text_starts[k]
+        start_list, end_list = page_starts.tolist(), (ends[a:b] - text_starts[k]).tolist()
+        page_which, page_order = which[a:b], order[a:b] - a
+        by_form = page_which[page_order]
+        runs = np.flatnonzero(np.diff(by_form)) + 1  # where each form's run starts, but the first
+        run_forms = by_form[np.concatenate([[0], runs])].tolist() if b > a else []
+        groups = dict(zip(map(forms.__getitem__, run_forms), itertools.count()))
+        sentence_ends = split_ends(_SENTENCE_END_SPLIT, p.text)[2]
+        # sentence of a word: how many sentence ends are at or before its start; block: how many
+        # blocks end before it
+        made.append(SourceText(
+            p.text, WordSpans(start_list, end_list), list(map(forms.__getitem__, page_which.tolist())),
+            WrittenWords(p.text, start_list, end_list),
+            np.searchsorted(sentence_ends, page_starts, side="right").tolist(),
+            WordPositions(groups, page_order, [0, *runs.tolist(), b - a]),
+            p.blocked, p.code, sentence_ends.tolist(),
+            np.searchsorted(np.asarray(p.block_ends, dtype=np.int64), page_starts, side="left").tolist(),
+            p.blocks))
+    return made
 
 
 def _overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
@@ -1102,11 +1225,19 @@ class AnchorFinder:
         return not in_code and any(s[1:] == s[1:].lower() and not identifier_shaped(s) for s in spellings)
 
     def source(self, page: Page) -> SourceText:
-        return source_text(page, self.linked.get(page.url, set()), self.aliases)
+        return self.sources([page])[0]
 
-    def choose(self, source_url: str, suggestions: Sequence[Suggestion]) -> None:
-        """Set anchor, anchor_type, context and the anchor's parts on a source's suggestions, best first."""
-        src = self.source(self.pages[source_url])
+    def sources(self, pages: Sequence[Page]) -> list[SourceText]:
+        """The running texts of ``pages`` (``source_texts``), each link blocking as ``linked`` says."""
+        linked = [self.linked.get(page.url, set()) for page in pages]
+        return source_texts(pages, linked, self.aliases)
+
+    def choose(self, source_url: str, suggestions: Sequence[Suggestion],
+               src: SourceText | None = None) -> None:
+        """Set anchor, anchor_type, context and the anchor's parts on a source's suggestions, best first
+        (``src``: the source's running text, when made already)."""
+        if src is None:
+            src = self.source(self.pages[source_url])
         for s in sorted(suggestions, key=lambda s: (-s.score, s.target_url)):
             target = self.pages[s.target_url]
             if not self._choose_text(src, s, target) and self.allow_title:
@@ -1344,11 +1475,13 @@ def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> Chosen
 
     def choose(part: Sequence[int]) -> list[tuple[int, Suggestion]]:
         found: list[tuple[int, Suggestion]] = []
-        for group in part:
-            positions = order[bounds[group]:bounds[group + 1]]
-            rows = pool.rows(positions)
-            finder.choose(rows[0].source_url, rows)
-            found.extend((p, s) for p, s in zip(positions.tolist(), rows, strict=True) if s.anchor)
+        for first in range(0, len(part), SOURCE_BATCH):
+            batch = [order[bounds[group]:bounds[group + 1]] for group in part[first:first + SOURCE_BATCH]]
+            rows_of = [pool.rows(positions) for positions in batch]
+            texts = finder.sources([finder.pages[rows[0].source_url] for rows in rows_of])
+            for positions, rows, src in zip(batch, rows_of, texts, strict=True):
+                finder.choose(rows[0].source_url, rows, src)
+                found.extend((p, s) for p, s in zip(positions.tolist(), rows, strict=True) if s.anchor)
         if bar is not None:
             bar.update(len(part))
         return found
