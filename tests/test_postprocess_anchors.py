@@ -19,6 +19,7 @@ from postprocess.stages.anchors import (
     short_title,
     site_title_parts,
     source_text,
+    source_texts,
 )
 from postprocess.stages.candidates import Suggestion
 from postprocess.stages.load import Block, Crawl, Link, Page, build_crawl
@@ -715,3 +716,55 @@ def test_names_with_a_separator_in_a_word_are_kept_as_they_are():
     plain = [Name(("query", "set"), "title", 4.2), Name(("set",), "part", 2.1)]
     assert isinstance(_packed(plain), str) and _unpacked(_packed(plain)) == plain
     assert _unpacked(_packed([])) == []
+
+
+def _words_as_the_tokeniser_splits(text: str
+                                   ) -> tuple[list[str], list[tuple[int, int]], dict[str, list[int]]]:
+    """A text's words (a call without its brackets), their spans and each normal form's positions,
+    made word by word with the tokeniser's pattern."""
+    found = list(WORD.finditer(text))
+    raw = [bare(m.group()) for m in found]
+    positions: dict[str, list[int]] = {}
+    for k, word in enumerate(raw):
+        positions.setdefault(normalise(word), []).append(k)
+    return raw, [(m.start(), m.start() + len(w)) for m, w in zip(found, raw, strict=True)], positions
+
+
+def test_sources_made_together_have_each_its_own_words_forms_and_positions():
+    """Running texts made in one batch (one scan of all their texts) are each the page's own: its words,
+    spans, normal forms, and the positions of each form in that page alone, as the tokeniser splits
+    the page by itself; a word of one page never runs into the next."""
+    texts = ["Queries and a query: QUERY’s set.\nCall save() or Model.save(), not f ().",
+             "", "()", "queries\nMore queries — naïve café() ok. Models, models!",
+             "end-\n-start x() y()\n\n\nz()?", "Été’s queries"]
+    pages = [prose(text, url=f"u{k}") for k, text in enumerate(texts)]
+    made = source_texts(pages, [None] * len(pages))
+    for page_, src in zip(pages, made, strict=True):
+        raw, spans, positions = _words_as_the_tokeniser_splits(src.text)
+        assert src.text == "\n".join(line for line in page_.text.split("\n") if line.strip())
+        assert src.raw == raw and src.spans == spans
+        assert src.norms == [normalise(word) for word in raw]
+        assert dict(src.positions.items()) == positions
+        assert all(src.positions[form] == at for form, at in positions.items())
+        assert src.sentence_of == [sum(end <= a for end in src.bounds) for a, _ in spans]
+
+
+def test_a_form_the_scan_hashes_two_ways_is_one_form_with_all_its_positions(monkeypatch):
+    """Should the scan give one normal form two hashes, its words are still one form, every position
+    of it found (not the positions of one hash alone)."""
+    from postprocess.stages import anchors
+    from postprocess.stages.word_scan import Scan
+
+    real = anchors.scan_texts
+
+    def two_hashes(texts, *args, **kwargs):  # noqa: ANN001, ANN202
+        joined, found, counts = real(texts, *args, **kwargs)
+        forms = found.forms.copy()
+        forms[0] ^= np.uint64(1)  # the first word ("Queries") hashed apart from "query"
+        return joined, Scan(found.starts, found.ends, forms), counts
+
+    monkeypatch.setattr(anchors, "scan_texts", two_hashes)
+    src = source_texts([prose("Queries and a query, queries.", url="u")], [None])[0]
+    assert src.positions["query"] == [0, 3, 4]
+    assert src.norms == ["query", "and", "a", "query", "query"]
+    assert len(src.positions) == 3

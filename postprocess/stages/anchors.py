@@ -161,6 +161,7 @@ DEFINING_BLOCKS = frozenset({"term", "heading"})
 #: "see Section 38.16.3": a numbered reference to a page whose title starts with that number.
 NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
 REFERENCE_WORDS = frozenset({"section", "chapter", "appendix", "part"})
+_DIGIT = re.compile(r"\d")
 EVIDENCE_KINDS = tuple(EVIDENCE_ORDER)
 
 
@@ -1196,7 +1197,12 @@ class AnchorFinder:
         return all(word in written for word in inflected)
 
     def numbered_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
-        """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."."""
+        """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."
+        (a title cleaned of no digit's page is not looked at: the clean title or h1 is a part of one of
+        them)."""
+        if not any(word in src.positions for word in REFERENCE_WORDS) or not (
+                _DIGIT.search(target.title or "") or _DIGIT.search(target.h1 or "")):
+            return
         m = NUMBERED.match(self.title_of(target) or target.title)
         if not m:
             return
