@@ -329,3 +329,29 @@ def test_a_large_site_hides_and_ranks_the_links_of_a_sample_of_its_sources(tmp_p
         assert sample == confidence.sample_sources(sorted({s for s, _ in all_pairs}), 4)
         hidden = [pair for _, pairs in calls for pair in pairs]
         assert sorted(hidden) == [pair for pair in all_pairs if pair[0] in sample]
+
+
+def test_the_feature_matrix_read_as_columns_is_each_rows_features():
+    """The model's inputs of many rows, read as columns of their parts, are each row's ``features``
+    to the bit: rows of several part layouts, parts absent, every evidence kind, name uses past and
+    under the cap; rows whose parts are a plain dict or hold a value that is not a float are read
+    one by one, the same."""
+    from postprocess.stages.confidence import feature_matrix, features
+    from postprocess.stages.suggestions import Parts
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for k in range(300):
+        names = [n for n in ("similarity", "lexical", "anchor_words", "name_uses", "passage", "list_item",
+                             "anchor_in_code", "other_part") if rng.random() < 0.7]
+        counted = ("anchor_words", "name_uses")
+        parts = Parts((n, float(rng.integers(0, 9)) if n in counted else float(rng.random())) for n in names)
+        rows.append(Suggestion("s", f"t{k}", 0.5, parts,
+                               evidence=("link", "term", "title", "slug", "part", "")[k % 6]))
+    expected = np.array([features(s) for s in rows])
+    assert feature_matrix(rows).tobytes() == expected.tobytes()
+    assert expected[:, 6].max() == 4.0 and expected[:, 15].max() > 0  # the cap and the log were read
+    mixed = rows[:5] + [Suggestion("s", "d", 0.5, {"similarity": 0.3, "name_uses": 2.0}, evidence="link")]
+    mixed[0].parts["passage"] = 1  # an int: kept beside the array
+    assert feature_matrix(mixed).tobytes() == np.array([features(s) for s in mixed]).tobytes()
+    assert feature_matrix([]).shape == (0, len(features(rows[0])))

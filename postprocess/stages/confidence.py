@@ -32,11 +32,14 @@ from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
 from postprocess.stages.links import LinkTable, distinct, in_sorted, pair_set
 from postprocess.stages.load import Crawl, resolve
+from postprocess.stages.suggestions import part_columns
 
 #: Score parts and anchor features the model reads (missing ones count 0).
 FEATURES = ("similarity", "best_chunk", "lexical", "mention", "needs_links", "passage", "anchor_words",
             "anchor_commonness", "anchor_in_code", "evidence_link", "evidence_title", "evidence_slug",
             "evidence_part", "evidence_term", "list_item", "name_uses")
+#: The evidence kinds read as the model's one-hot inputs (``evidence_link`` ...).
+_EVIDENCE_FEATURES = ("link", "term", "title", "slug", "part")
 FOLDS = 3
 #: Fewer links in running text between content pages than this: the prior model is used.
 MIN_LINKS = 100
@@ -64,11 +67,33 @@ def features(s: Suggestion) -> list[float]:
     """The model's inputs for one anchored row."""
     values = dict(s.parts)
     values["anchor_words"] = min(values.get("anchor_words", 0.0), 4.0)
-    for kind in ("link", "term", "title", "slug", "part"):
+    for kind in _EVIDENCE_FEATURES:
         values[f"evidence_{kind}"] = float(s.evidence == kind)
     values["list_item"] = float(s.parts.get("list_item", 0.0))
     values["name_uses"] = math.log1p(values.get("name_uses", 0.0))
     return [float(values.get(name, 0.0)) for name in FEATURES]
+
+
+def feature_matrix(rows: Sequence[Suggestion]) -> np.ndarray:
+    """``features`` of each row, one row of the matrix a row: its parts read as columns
+    (``suggestions.part_columns``, a layout's rows at a time) where every row's parts are floats in
+    ``Parts``, else a row at a time."""
+    columns = part_columns(rows, FEATURES)
+    if columns is None:
+        return np.array([features(s) for s in rows], dtype=np.float64).reshape(len(rows), len(FEATURES))
+    matrix = np.zeros((len(rows), len(FEATURES)), dtype=np.float64)
+    for j, name in enumerate(FEATURES):
+        values, absent = columns[name]
+        matrix[:, j] = np.where(absent, 0.0, values)
+    words = FEATURES.index("anchor_words")
+    matrix[:, words] = np.minimum(matrix[:, words], 4.0)
+    uses = FEATURES.index("name_uses")  # the one ``math.log1p`` a value, as ``features`` takes it
+    matrix[:, uses] = np.fromiter(map(math.log1p, matrix[:, uses].tolist()), dtype=np.float64,
+                                  count=len(rows))
+    evidence = [s.evidence for s in rows]
+    for kind in _EVIDENCE_FEATURES:
+        matrix[:, FEATURES.index(f"evidence_{kind}")] = [e == kind for e in evidence]
+    return matrix
 
 
 @dataclass
@@ -89,7 +114,7 @@ class ConfidenceModel:
         """The regression's output, before calibration."""
         if not rows:
             return np.zeros(0)
-        x = (np.array([features(s) for s in rows]) - np.array(self.mean)) / np.array(self.scale)
+        x = (feature_matrix(rows) - np.array(self.mean)) / np.array(self.scale)
         return 1.0 / (1.0 + np.exp(-(x @ np.array(self.coef) + self.intercept)))
 
     def predict(self, rows: Sequence[Suggestion]) -> np.ndarray:
@@ -357,7 +382,7 @@ def learn(crawl: Crawl, options: Options, pool: Pool,
         model = prior()
         model.report = {"why_prior": f"{int(y.sum())} hidden links found again (< {MIN_POSITIVES})"}
         return model
-    x = np.array([features(s) for s in rows])
+    x = feature_matrix(rows)
     folds_arr = np.array(fold_ids)
     held_out = np.zeros(len(y))
     for fold in range(folds):
