@@ -470,6 +470,13 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
     return made
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _key_of(text: str) -> tuple[str, ...]:
+    """The normalised words of ``text`` as a name's key (cached: a link's spelling is compared with the
+    target's names each time a source's words match one of them)."""
+    return tuple(words(text))
+
+
 def _overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in others)
 
@@ -1225,7 +1232,7 @@ class AnchorFinder:
         start, end = self.char_span(src, i, j)
         phrase = src.text[start:end]
         in_code = any(a < end and start < b for a, b in src.code)
-        spellings = [s for s in self.spellings.get(target.url, ()) if tuple(words(s)) == name.words]
+        spellings = [s for s in self.spellings.get(target.url, ()) if _key_of(s) == name.words]
         if phrase in spellings:
             return True
         return not in_code and any(s[1:] == s[1:].lower() and not identifier_shaped(s) for s in spellings)
