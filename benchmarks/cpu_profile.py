@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 #: The steps of a run, each by the function that does it and that function's file: a stack counts
@@ -39,6 +40,7 @@ STEPS = (("load", "Session.get_crawl", "cli.py"),
          ("queue", "queue", "pipeline.py"),
          ("report", "stage_report", "cli.py"))
 _PROCESS = re.compile(r"^process (\d+):")
+_COUNTED = re.compile(r" \d+$")
 _PATH = re.compile(r"\s*\(/.*?/(?=[^/]+\.py)")
 _LINE = re.compile(r":\d+\)$")  # a frame's line number: a function counts once, whatever its line
 
@@ -57,6 +59,18 @@ def profile(crawl: Path, out: Path, raw: Path, rate: int, extra: list[str]) -> N
                          f"{raw} is not a whole profile")
 
 
+def _stacks(text: str) -> Iterator[str]:
+    """py-spy's raw stacks, a line each ending in its count; a line that does not end so is joined to the
+    next (a process started by ``python -c`` with a script of several lines, ``background``'s fresh
+    children, has its command line's breaks in its stacks' text)."""
+    pending = ""
+    for line in text.splitlines():
+        pending = f"{pending} {line}" if pending else line
+        if _COUNTED.search(pending):
+            yield pending
+            pending = ""
+
+
 def summarise(raw: Path, rate: int) -> tuple[Counter[str], Counter[str], Counter[str], float]:
     """CPU seconds by step, by function (the time of the calls it made included, counted once a
     stack) and by process, and the total, from py-spy's raw stacks sampled ``rate`` times a second."""
@@ -64,7 +78,7 @@ def summarise(raw: Path, rate: int) -> tuple[Counter[str], Counter[str], Counter
     functions: Counter[str] = Counter()
     processes: Counter[str] = Counter()
     total = 0.0
-    for line in raw.read_text().splitlines():
+    for line in _stacks(raw.read_text()):
         stack, _, count = line.rpartition(" ")
         if not stack:
             continue

@@ -50,6 +50,20 @@ def test_every_stack_counts_in_the_outermost_step_it_passes_through(tmp_path):
     assert functions["<module> (runpy.py)"] == 0.2
 
 
+def test_a_child_started_with_a_script_of_several_lines_is_read_whole(tmp_path):
+    """A fresh child (``python3 -c`` with a script of several lines) has its command line's line breaks
+    in its stacks' text: each such stack is read whole, its samples in its step and its process."""
+    fresh = ('process 13:"python3 -c import os, pickle, sys\n'
+             'call = os.fdopen(int(sys.argv[1]), \'rb\')\nrun(2)"')
+    raw = tmp_path / "profile.txt"
+    raw.write_text(RAW + ";".join([PARENT, MAIN, "stage_rank (postprocess/cli.py:248)",
+                                   "SiteEvidence.__init__ (postprocess/stages/lexical.py:537)", FORK, fresh,
+                                   "_lexical_neighbours (postprocess/stages/lexical.py:183)"]) + " 30\n")
+    steps, _, processes, total = _cpu_profile().summarise(raw, rate=10)
+    assert round(total, 6) == 23.2 and steps["lexical neighbours (TF-IDF)"] == 8.0
+    assert processes["13"] == 3.0
+
+
 def test_without_py_spy_or_a_profile_it_says_so(tmp_path, monkeypatch, capsys):
     import pytest
 
