@@ -399,6 +399,8 @@ class _Prose(NamedTuple):
 
 
 def _prose(page: Page, linked: set[str] | None, aliases: dict[str, str]) -> _Prose:
+    """The page's prose blocks that hold words, joined by line breaks, with the spans its links (those
+    that block, as ``source_text`` says) and inline code take in that text."""
     pieces: list[str] = []
     blocked: list[tuple[int, int]] = []
     code: list[tuple[int, int]] = []
