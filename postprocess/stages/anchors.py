@@ -1206,9 +1206,9 @@ class AnchorFinder:
         return all(word in written for word in inflected)
 
     def numbered_spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
-        """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16."
-        (a title cleaned of no digit's page is not looked at: the clean title or h1 is a part of one of
-        them)."""
+        """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16.";
+        looked for only in a source that writes one of those words, towards a target whose title or
+        h1 holds a digit (its clean title, or its h1, is cut from them)."""
         if not any(word in src.positions for word in REFERENCE_WORDS) or not (
                 _DIGIT.search(target.title or "") or _DIGIT.search(target.h1 or "")):
             return
