@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -130,3 +131,38 @@ def test_anchor_prefers_the_name_other_pages_link_the_target_with() -> None:
     add_anchors(crawl, [s], AnchorFinder(crawl))
     assert (s.anchor, s.anchor_type, s.evidence) == ("golden ratio", "text", "link")
     assert "sixteen to one" in s.context
+
+
+@pytest.mark.slow
+def test_sources_ranked_a_block_at_a_time_give_what_each_source_ranked_alone_gives(monkeypatch) -> None:
+    """The ranking filters, scores and pools a block of sources' pairs together: every pair's parts,
+    score and place, the rejections (self, language, linked, decided, near duplicate, min score) and
+    the near-duplicate rows are those of ranking each source on its own, whatever the block's size."""
+    from crawlkit import page
+
+    from postprocess.stages import candidates
+
+    pages = [*SITE,
+             page(url("/coffee/espresso-again/"), "How to pull a good espresso shot | Example Kitchen",
+                  SITE[0]["text"], published="2020-01-01T00:00:00Z"),
+             page(url("/fr/cafe/"), "Le café filtre | Example Kitchen", SITE[1]["text"], lang="fr")]
+    crawl = build_crawl(pages, [link(ESPRESSO, GRINDER, "burr grinder"), link(COMPOST, TOMATOES, "tomatoes"),
+                                link(COMPOST, ROSES, "roses")], [])
+    embeddings = embed_pages(crawl, bundled_model(), Options())
+    index = build_index(embeddings.urls, embeddings.vectors, 10)
+    options = Options(min_score=0.35, per_source=10, date_decay_days=365)
+    held_back = {(POUR_OVER, GRINDER): "rejected", (ROSES, COMPOST): "approved"}
+
+    def ranked(block: int) -> tuple[list[dict], list[dict], dict[str, int]]:
+        monkeypatch.setattr(candidates, "RANK_BLOCK", block)
+        pool, cannibal, rejected = find_candidates(crawl, embeddings, index, options, held_back=held_back)
+        return ([dataclasses.asdict(s) for s in pool], [dataclasses.asdict(s) for s in cannibal],
+                dict(rejected))
+
+    alone = ranked(1)
+    assert alone[0] and alone[1]  # pairs kept, and a near-duplicate pair
+    for reason in ("near_duplicate", "already_linked", "cross_language", "below_min_score"):
+        assert alone[2].get(reason), reason
+    assert any(key.startswith("decided_") for key in alone[2])
+    for block in (2, 3, 256):
+        assert ranked(block) == alone, block

@@ -125,6 +125,10 @@ def sort_key(s: Suggestion) -> tuple[float, str, str]:
 
 Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair -> its row
 
+#: Sources ranked together: each looks up its neighbours and evidence alone, then the block's pairs
+#: are filtered, scored and pooled as columns (``find_candidates``).
+RANK_BLOCK = 256
+
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                     pool_size: int | None = None, pool_targets: int | None = None,
@@ -155,9 +159,22 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
 
     def rank(items: Sequence[int], join: bool = False) -> _Ranked:
         """The scored pairs, rejections and near-duplicate pairs of the sources ``items`` (``join``:
-        each column in one piece, a chunk's result to pickle back)."""
+        each column in one piece, a chunk's result to pickle back), ``RANK_BLOCK`` sources at a time."""
         ranked = _Ranked()
-        pool, rejected, duplicates = ranked.pool, ranked.rejected, ranked.duplicates
+        for start in range(0, len(items), RANK_BLOCK):
+            rank_block(items[start:start + RANK_BLOCK], ranked)
+        if join:
+            ranked.pool.join()
+        return ranked
+
+    def rank_block(items: Sequence[int], ranked: _Ranked) -> None:
+        """Rank a block of sources: each source's neighbours and evidence are looked up on its own,
+        then the block's pairs are filtered, scored and pooled as one set of columns (a source's
+        pairs alone cost ~30 NumPy calls of ~50 pairs each)."""
+        rejected = ranked.rejected
+        sources: list[int] = []
+        factors: list[float] = []
+        found_each: list[scoring.Candidates] = []
         for item in items:
             source = site.pages[item]
             if source is None:  # a sample's items are its pages already (below)
@@ -169,25 +186,34 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             near = index.neighbours(item, count, options.search_k)
             found = evidence.candidates(item, np.array([j for j, _ in near], dtype=np.int64),
                                         np.array([sim for _, sim in near], dtype=np.float64))
-            found = found.take(site.has_page[found.rows])
-            site.record_duplicates(item, found, duplicates)
-            found = found.take(site.allowed(item, found, rejected))
-            if held_back:
-                found = found.take(_not_decided(source.url, found, site, held_back, rejected))
+            found_each.append(evidence.with_mentions(item, found))
+            sources.append(item)
             # date decay applies to the SOURCE's date: a link from an old news post brings an evergreen
             # target few readers, so such sources sink in the queue
-            parts = {"similarity": scoring.rounded(found.similarities),
-                     **evidence.part_columns(item, found),
-                     "date_factor": np.full(len(found.rows), scoring.rounded(
-                         scoring.date_factor(source.published, reference, options.date_decay_days)))}
-            score = scoring.combine(parts, options)
-            keep = score >= options.min_score
-            _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
-            pool.add(item, found.rows[keep], score[keep],
-                     {name: column[keep] for name, column in parts.items()})
-        if join:
-            pool.join()
-        return ranked
+            factors.append(scoring.rounded(scoring.date_factor(source.published, reference,
+                                                               options.date_decay_days)))
+        if not sources:
+            return
+        found = scoring.Candidates.joined(found_each)
+        place = np.repeat(np.arange(len(sources), dtype=np.int64), [len(f.rows) for f in found_each])
+        del found_each
+        block = np.array(sources, dtype=np.int64)
+        keep = site.has_page[found.rows]
+        found, place = found.take(keep), place[keep]
+        site.record_duplicates(block[place], found, ranked.duplicates)
+        keep = site.allowed(block[place], found, rejected)
+        found, place = found.take(keep), place[keep]
+        if held_back:
+            keep = _not_decided(block[place], found, site, held_back, rejected)
+            found, place = found.take(keep), place[keep]
+        parts = {"similarity": scoring.rounded(found.similarities),
+                 **evidence.part_columns(block, place, found),
+                 "date_factor": np.array(factors, dtype=np.float64)[place]}
+        score = scoring.combine(parts, options)
+        keep = score >= options.min_score
+        _count(rejected, "below_min_score", len(keep) - int(keep.sum()))
+        ranked.pool.add(block[place[keep]], found.rows[keep], score[keep],
+                        {name: column[keep] for name, column in parts.items()})
 
     items: Sequence[int] = range(len(site.pages))
     if sources is not None:  # a sample (the confidence model's folds): only its pages are looked at
@@ -254,17 +280,20 @@ class PairFilter:
                             if self.all_linked is not self.linked else fewer.linked)
         return fewer
 
-    def allowed(self, source: int, found: scoring.Candidates, rejected: Counter[str]) -> np.ndarray:
+    def allowed(self, source: int | np.ndarray, found: scoring.Candidates,
+                rejected: Counter[str]) -> np.ndarray:
         """Mask of the pairs that pass the filters, in order (self, the target's own exclusion,
-        language, already linked, near duplicate); each rejection counted under its first reason."""
+        language, already linked, near duplicate); each rejection counted under its first reason.
+        ``source``: the pairs' source item, or each pair's (an int64 column beside ``found``)."""
         targets, keep = found.rows, found.rows != source
         _count(rejected, "self", len(keep) - int(keep.sum()))
         codes = np.bincount(self.exclusion[targets[keep]], minlength=len(self.reasons))
         for code in np.flatnonzero(codes[1:]) + 1:
             rejected[self.reasons[code]] += int(codes[code])
         keep &= self.exclusion[targets] == 0
-        if not self.options.allow_cross_language and self.language[source]:
-            other = keep & (self.language[targets] != 0) & (self.language[targets] != self.language[source])
+        if not self.options.allow_cross_language:  # a source without a language crosses none
+            language, theirs = self.language[source], self.language[targets]
+            other = keep & (language != 0) & (theirs != 0) & (theirs != language)
             _count(rejected, "cross_language", int(other.sum()))
             keep &= ~other
         linked = keep & self.is_linked(source, targets, self.linked)
@@ -274,15 +303,21 @@ class PairFilter:
         _count(rejected, "near_duplicate", int(twins.sum()))
         return keep & ~twins
 
-    def is_linked(self, source: int, targets: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        """Mask of ``targets`` that ``source`` links already (``keys``: see ``linked_keys``)."""
+    def is_linked(self, source: int | np.ndarray, targets: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Mask of ``targets`` that ``source`` (or each pair's source) links already (``keys``: see
+        ``linked_keys``)."""
         return in_sorted(keys, source * len(self.urls) + targets)
 
-    def record_duplicates(self, source: int, found: scoring.Candidates, duplicates: Duplicates) -> None:
-        """Keep one row per unordered near-duplicate pair, for the cannibalisation report."""
+    def record_duplicates(self, source: int | np.ndarray, found: scoring.Candidates,
+                          duplicates: Duplicates) -> None:
+        """Keep one row per unordered near-duplicate pair, for the cannibalisation report (the first
+        pair found of the two ways); ``source`` the pairs' source, or each pair's."""
         twins = (found.similarities > self.options.max_similarity) & (found.rows != source)
-        for target, similarity in zip(found.rows[twins].tolist(), found.similarities[twins].tolist(),
-                                      strict=True):
+        if not twins.any():
+            return
+        sources = np.broadcast_to(source, twins.shape)[twins].tolist()
+        for source, target, similarity in zip(sources, found.rows[twins].tolist(),
+                                              found.similarities[twins].tolist(), strict=True):
             first, second = sorted((self.urls[source], self.urls[target]))
             if (first, second) not in duplicates:
                 both_ways = bool(self.is_linked(source, np.array([target]), self.all_linked)[0]
@@ -381,10 +416,13 @@ def _in_best_order(keys: np.ndarray, scores: np.ndarray, urls_order: _UrlOrder
             yield (*urls_order.pairs(keys[rows]), rows)
 
 
-def _not_decided(source_url: str, found: scoring.Candidates, site: PairFilter,
+def _not_decided(sources: np.ndarray, found: scoring.Candidates, site: PairFilter,
                  held_back: Mapping[tuple[str, str], str], rejected: Counter[str]) -> np.ndarray:
-    """Mask of the pairs no editor has decided yet; decided ones counted as ``decided_<state>``."""
-    states = [held_back.get((source_url, site.urls[t])) for t in found.rows.tolist()]
+    """Mask of the pairs (``sources``: each one's source item) no editor has decided yet; decided
+    ones counted as ``decided_<state>``."""
+    urls = site.urls
+    states = [held_back.get((urls[s], urls[t]))
+              for s, t in zip(sources.tolist(), found.rows.tolist(), strict=True)]
     for state in states:
         if state:
             rejected[f"decided_{state}"] += 1
@@ -414,8 +452,12 @@ class _PairColumns:
         self._loose = 0  # pairs whose parts are still in memory (the last pieces of each column)
         self._file: ArrayFile | None = None
 
-    def add(self, source: int, targets: np.ndarray, scores: np.ndarray, parts: dict[str, np.ndarray]) -> None:
-        self.sources.append(np.full(len(targets), source, dtype=np.int32))
+    def add(self, sources: int | np.ndarray, targets: np.ndarray, scores: np.ndarray,
+            parts: dict[str, np.ndarray]) -> None:
+        """Pairs of one source, or each its own (``sources`` a column beside ``targets``), their
+        scores and score parts."""
+        self.sources.append(np.full(len(targets), sources, dtype=np.int32) if isinstance(sources, int)
+                            else sources.astype(np.int32))
         self.targets.append(targets.astype(np.int32))
         self.scores.append(scores)
         for name, column in parts.items():

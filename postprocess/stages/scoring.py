@@ -207,35 +207,59 @@ class Evidence:
         lexical = self.site.lexical.similarities(source, rows)
         return Candidates(rows, similarities, lexical)
 
-    def part_columns(self, source: int, found: Candidates) -> dict[str, np.ndarray]:
-        """The evidence parts of ``found`` (one source's candidates), rounded, one column each."""
-        chunks = self.chunks[source]
-        targets = found.rows
-        if len(chunks) and len(targets):
-            best = (chunks @ self.vectors[targets].T).max(axis=0).astype(np.float64)
-        else:
-            best = found.similarities
+    def with_mentions(self, source: int, found: Candidates) -> Candidates:
+        """``found`` (the source's candidates) with the weight of the best name of each target the
+        source's text mentions (0 where it names none)."""
         mentions = self.site.mentions(source)
-        mention = np.array([m.weight if (m := mentions.get(t)) else 0.0 for t in targets.tolist()],
-                           dtype=np.float64)
+        found.mention = np.array([m.weight if (m := mentions.get(t)) else 0.0 for t in found.rows.tolist()],
+                                 dtype=np.float64)
+        return found
+
+    def part_columns(self, sources: np.ndarray, place: np.ndarray,
+                     found: Candidates) -> dict[str, np.ndarray]:
+        """The evidence parts of ``found`` (the candidates of the sources ``sources``, each pair's
+        source ``sources[place]``, in source order; with their mentions: ``with_mentions``), rounded,
+        one column each."""
+        targets = found.rows
+        best = found.similarities.copy()
+        ends = np.searchsorted(place, np.arange(1, len(sources) + 1))
+        start = 0
+        for source, end in zip(sources.tolist(), ends.tolist(), strict=True):
+            chunks = self.chunks[source]
+            if len(chunks) and end > start:  # the best passage of the source for each of its targets
+                best[start:end] = (chunks @ self.vectors[targets[start:end]].T).max(axis=0)
+            start = end
+        assert found.mention is not None, "part_columns needs the candidates' mentions (with_mentions)"
         return {
             "best_chunk": rounded(best),
             "lexical": rounded(found.lexical.astype(np.float64)),
-            "mention": rounded(mention),
+            "mention": rounded(found.mention),
             "needs_links": rounded(self.needs_links[targets]),
         }
 
 
 @dataclass(slots=True)
 class Candidates:
-    """One source's candidate targets (evidence rows) with their cosines and TF-IDF cosines."""
+    """Candidate targets (evidence rows) with their cosines and TF-IDF cosines (and, once looked up,
+    the weight of the source's mention of each: ``Evidence.with_mentions``)."""
 
     rows: np.ndarray
     similarities: np.ndarray
     lexical: np.ndarray
+    mention: np.ndarray | None = None
 
     def take(self, keep: np.ndarray) -> Candidates:
-        return Candidates(self.rows[keep], self.similarities[keep], self.lexical[keep])
+        return Candidates(self.rows[keep], self.similarities[keep], self.lexical[keep],
+                          None if self.mention is None else self.mention[keep])
+
+    @staticmethod
+    def joined(each: Sequence[Candidates]) -> Candidates:
+        """Several sources' candidates, one after another (each with its mentions, or none)."""
+        mentions = [c.mention for c in each]
+        return Candidates(np.concatenate([c.rows for c in each]),
+                          np.concatenate([c.similarities for c in each]),
+                          np.concatenate([c.lexical for c in each]),
+                          None if any(m is None for m in mentions) else np.concatenate(mentions))
 
 
 def inbound_counts(crawl: Crawl) -> Counter[str]:
