@@ -634,3 +634,37 @@ def test_the_tfidf_job_lets_its_documents_go_once_their_terms_are_counted(monkey
     del documents
     _, rows, _ = lexical._lexical_neighbours(box, 5)
     assert box == [] and seen == [False] and rows.shape == (60, 5)
+
+
+def test_mention_weights_of_a_block_are_each_sources_mentions() -> None:
+    """The mention weights the ranking makes for a block of sources at once are, source by source,
+    ``mentions``' targets in its order with its weights: the best name of each target, of equal
+    weights the first found, never the source itself; and None for a fold's index, whose names are
+    not columns of its own."""
+    rng = np.random.default_rng(5)
+    vocabulary = ["espresso", "grinder", "kettle", "filter", "roast", "bean", "milk", "guide"]
+
+    def phrase(words: int) -> str:
+        return " ".join(rng.choice(vocabulary, words))
+
+    pages = 60
+    titles = [(phrase(1 + i % 2), phrase(2)) for i in range(pages)]
+    uses = [(int(rng.integers(pages)), int(rng.integers(pages)), phrase(1 + int(rng.integers(2))))
+            for _ in range(300)]
+    texts = [f"{phrase(12)}. {phrase(9)}" for _ in range(pages)]
+    texts_of = sorted({anchor for _, _, anchor in uses})
+    columns = AnchorUses(np.array([s for s, _, _ in uses], dtype=np.int32),
+                         np.array([t for _, t, _ in uses], dtype=np.int32),
+                         np.array([texts_of.index(a) for _, _, a in uses], dtype=np.int32), texts_of)
+    names = NameIndex(titles, columns, texts)
+    expected = [{t: m.weight for t, m in names.mentions(s).items()} for s in range(pages)]
+    assert sum(len(e) for e in expected) > 5 * pages  # many targets named, many names each
+    ties = [len(names.by_words[w]) for w in names.by_words]
+    assert max(ties) > 1  # names shared by several pages
+    blocks = [list(range(pages)), [7], [3, 1, 2], list(range(pages - 1, -1, -2))]
+    for block in blocks:
+        made = names.mention_weights(block)
+        assert [list(m.items()) for m in made] == [list(expected[s].items()) for s in block]
+    hidden = np.zeros(len(uses), dtype=bool)
+    hidden[:20] = True
+    assert names.without_links(columns, hidden).mention_weights([0, 1]) is None

@@ -175,6 +175,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         sources: list[int] = []
         factors: list[float] = []
         found_each: list[scoring.Candidates] = []
+        evidence.site.look_ahead(items)
         for item in items:
             source = site.pages[item]
             if source is None:  # a sample's items are its pages already (below)

@@ -746,6 +746,18 @@ class NameIndex:
                     best[name.target] = Mention(name.phrase, weight, name.kind)
         return best
 
+    def mention_weights(self, sources: Sequence[int]) -> list[dict[int, float]] | None:
+        """For each of ``sources``, what ``mentions`` gives as target → weight (the same targets in the
+        same order, the same weights), made for all of them in NumPy; None where this index's page
+        names are not its own scan's columns (a confidence fold's: ``mentions`` one at a time)."""
+        names = self.page_names
+        if not isinstance(names, _PageNames) or not isinstance(self.by_words, dict):
+            return None
+        table = self.__dict__.get("_weight_table")
+        if table is None:
+            table = self._weight_table = _NameWeights(self, names.names)
+        return table.of(names, np.asarray(sources, dtype=np.int64))
+
     def names_of(self, target: int) -> list[Mention]:
         """Every name of page ``target``, best first (for choosing an anchor)."""
         out = [
@@ -755,6 +767,65 @@ class NameIndex:
             if name.target == target
         ]
         return sorted(out, key=lambda m: -m.weight)
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])``, in NumPy."""
+    sizes = ends - starts
+    total = int(sizes.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    steps = np.ones(total, dtype=np.int64)
+    firsts = np.cumsum(sizes) - sizes  # where each range begins in the result
+    nonempty = sizes > 0
+    steps[firsts[nonempty]] = starts[nonempty] - np.concatenate(([0], ends[nonempty][:-1] - 1))
+    return np.cumsum(steps)
+
+
+class _NameWeights:
+    """Every name of an index as columns, by the names' words in the order its page names number them
+    (``indptr``): each name's target and weight (commonness × √keyphraseness, as ``mentions`` makes it)."""
+
+    def __init__(self, index: NameIndex, words: Sequence[tuple[str, ...]]) -> None:
+        sizes, targets, weights = [], [], []
+        for key in words:
+            named = index.by_words.get(key, ())
+            root = math.sqrt(index.keyphraseness[key]) if named else 0.0
+            sizes.append(len(named))
+            targets += [name.target for name in named]
+            weights += [name.commonness * root for name in named]
+        self.indptr = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+        self.targets = np.array(targets, dtype=np.int64)
+        self.weights = np.array(weights, dtype=np.float64)
+
+    def of(self, names: _PageNames, sources: np.ndarray) -> list[dict[int, float]]:
+        """Each source's named targets (not itself) → the best weight, the targets in the order the
+        source first names them; of equal weights the first found counts (``mentions``)."""
+        lo, hi = names.indptr[sources], names.indptr[sources + 1]
+        found = names.ids[_ranges(lo, hi)].astype(np.int64)  # the sources' names, source after source
+        source_of = np.repeat(np.arange(len(sources), dtype=np.int64), hi - lo)
+        first, last = self.indptr[found], self.indptr[found + 1]
+        each = _ranges(first, last)  # each name of those words, in order
+        source_of = np.repeat(source_of, last - first)
+        targets, weights = self.targets[each], self.weights[each]
+        other = targets != sources[source_of]
+        source_of, targets, weights = source_of[other], targets[other], weights[other]
+        width = int(targets.max()) + 1 if len(targets) else 1
+        key = source_of * width + targets
+        order = np.lexsort((-weights, key))  # stable: of equal weights, the first found first
+        ordered = key[order]
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(key) else key
+        best = weights[order[starts]]
+        firsts = np.minimum.reduceat(order, starts) if len(key) else key  # where each target is first named
+        seen = np.argsort(firsts, kind="stable")  # source after source, each in first-named order
+        pair_source, pair_target = np.divmod(ordered[starts][seen], width)
+        ends = np.searchsorted(pair_source, np.arange(1, len(sources) + 1))
+        out, at = [], 0
+        pair_target, best = pair_target.tolist(), best[seen].tolist()
+        for end in ends.tolist():
+            out.append(dict(zip(pair_target[at:end], best[at:end], strict=True)))
+            at = end
+        return out
 
 
 class SiteEvidence:
@@ -782,6 +853,7 @@ class SiteEvidence:
         self.names = NameIndex(titles, anchor_uses, self._texts)
         give_back()  # what the names' scan freed (100k pages, alone: 0.31 GB held after it, 0.17 handed back)
         self._mentions: dict[int, dict[int, Mention]] = {}
+        self._weights: dict[int, dict[int, float]] = {}  # a block's mention weights (``look_ahead``)
 
     def ready(self) -> SiteEvidence:
         """Wait for the TF-IDF index if a second process is making it. Call it before forking another
@@ -817,7 +889,7 @@ class SiteEvidence:
         """The same pages with other names (an index of other links)."""
         evidence = copy.copy(self.ready())
         evidence.names = names
-        evidence._mentions = {}
+        evidence._mentions, evidence._weights = {}, {}
         return evidence
 
     def mentions(self, source: int) -> dict[int, Mention]:
@@ -829,9 +901,22 @@ class SiteEvidence:
             found = self._mentions[source]
         return found
 
+    def look_ahead(self, sources: Sequence[int]) -> None:
+        """Make the mention weights of ``sources`` (a block the ranking is about to read) at once,
+        where the names allow (``NameIndex.mention_weights``); those of the block before are let go."""
+        weights = self.names.mention_weights(sources)
+        self._weights = dict(zip(sources, weights, strict=True)) if weights is not None else {}
+
+    def mention_weights(self, source: int) -> dict[int, float]:
+        """The targets the source's text names → the weight of its best name of each (``mentions``)."""
+        weights = self._weights.get(source)
+        if weights is None:
+            weights = {target: mention.weight for target, mention in self.mentions(source).items()}
+        return weights
+
     def candidates(self, source: int) -> list[int]:
         """Rows the lexical evidence proposes for ``source``: TF-IDF neighbours, then named pages."""
         rows = [int(r) for r in self.lexical_rows[source] if r >= 0]
         seen = set(rows)
-        rows += [t for t in self.mentions(source) if t not in seen]
+        rows += [t for t in self.mention_weights(source) if t not in seen]
         return rows

@@ -210,9 +210,8 @@ class Evidence:
     def with_mentions(self, source: int, found: Candidates) -> Candidates:
         """``found`` (the source's candidates) with the weight of the best name of each target the
         source's text mentions (0 where it names none)."""
-        mentions = self.site.mentions(source)
-        found.mention = np.array([m.weight if (m := mentions.get(t)) else 0.0 for t in found.rows.tolist()],
-                                 dtype=np.float64)
+        weights = self.site.mention_weights(source)
+        found.mention = np.array([weights.get(t, 0.0) for t in found.rows.tolist()], dtype=np.float64)
         return found
 
     def part_columns(self, sources: np.ndarray, place: np.ndarray,
