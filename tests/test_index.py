@@ -58,3 +58,19 @@ def test_an_index_of_another_dimension_is_refused_before_use(tmp_path):
     save_index(index, tmp_path)
     with pytest.raises(InputError, match="does not match vectors.parquet"):
         check_matches(load_index(tmp_path), unit_vectors(40, dim=8), tmp_path)
+
+
+def test_the_neighbours_as_columns_are_the_neighbours_to_the_bit():
+    """The ranking reads each source's neighbours as two columns: the same items, in the same order,
+    with the same float64 cosines as the (item, cosine) pairs; the item itself left out, at most
+    ``count`` (duplicate vectors put the item anywhere in Annoy's answer)."""
+    vectors = unit_vectors(200)
+    vectors[100:110] = vectors[100]  # ten pages of one vector: the item is not always first
+    index = build_index([str(i) for i in range(200)], vectors, trees=5)
+    for item in range(0, 200, 3):
+        for count in (1, 10, 40):
+            rows, cosines = index.neighbour_columns(item, count)
+            pairs = index.neighbours(item, count)
+            assert rows.dtype == np.int64 and cosines.dtype == np.float64
+            assert rows.tolist() == [j for j, _ in pairs] and item not in rows.tolist()
+            assert cosines.tolist() == [c for _, c in pairs]

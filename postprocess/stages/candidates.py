@@ -184,9 +184,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             if reason:
                 rejected[reason] += 1
                 continue
-            near = index.neighbours(item, count, options.search_k)
-            found = evidence.candidates(item, np.array([j for j, _ in near], dtype=np.int64),
-                                        np.array([sim for _, sim in near], dtype=np.float64))
+            found = evidence.candidates(item, *index.neighbour_columns(item, count, options.search_k))
             found_each.append(evidence.with_mentions(item, found))
             sources.append(item)
             # date decay applies to the SOURCE's date: a link from an old news post brings an evergreen

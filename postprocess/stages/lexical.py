@@ -916,7 +916,7 @@ class SiteEvidence:
 
     def candidates(self, source: int) -> list[int]:
         """Rows the lexical evidence proposes for ``source``: TF-IDF neighbours, then named pages."""
-        rows = [int(r) for r in self.lexical_rows[source] if r >= 0]
+        rows = [r for r in self.lexical_rows[source].tolist() if r >= 0]
         seen = set(rows)
         rows += [t for t in self.mention_weights(source) if t not in seen]
         return rows
