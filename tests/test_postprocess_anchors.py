@@ -749,6 +749,26 @@ def test_sources_made_together_have_each_its_own_words_forms_and_positions():
         assert src.sentence_of == [sum(end <= a for end in src.bounds) for a, _ in spans]
 
 
+@pytest.mark.parametrize("kept", [0, 3, 1 << 16])
+def test_forms_kept_from_earlier_batches_are_the_forms_of_later_ones(monkeypatch, kept):
+    """A process keeps the normal forms it has made (``FORMS_KEPT`` of them) for later batches: texts
+    made after others — the kept table empty, full after three forms, or roomy — have the forms the
+    tokeniser gives their words, each form's positions their own; the table never outgrows its room."""
+    from postprocess.stages import anchors
+
+    monkeypatch.setattr(anchors, "FORMS_KEPT", kept)
+    monkeypatch.setattr(anchors, "_forms_kept", {})
+    texts = ["Queries and a query: QUERY’s set.", "More queries — naïve café() ok. Models, models!",
+             "Été’s queries and models", "a SET of Naïve Cafés"]
+    first = source_texts([prose(texts[0], url="a"), prose(texts[1], url="b")], [None, None])
+    later = [source_texts([prose(text, url=f"u{k}")], [None])[0] for k, text in enumerate(texts)]
+    assert len(anchors._forms_kept) <= kept and bool(anchors._forms_kept) == bool(kept)
+    for src in [*first, *later]:
+        raw, _, positions = _words_as_the_tokeniser_splits(src.text)
+        assert src.norms == [normalise(word) for word in raw]
+        assert dict(src.positions.items()) == positions
+
+
 def test_a_form_the_scan_hashes_two_ways_is_one_form_with_all_its_positions(monkeypatch):
     """Should the scan give one normal form two hashes, its words are still one form, every position
     of it found (not the positions of one hash alone)."""

@@ -376,6 +376,10 @@ class SourceText:
 #: Sources whose running texts are made at once (``source_texts``): their words found in one NumPy scan
 #: (a page alone is ~60 NumPy calls on ~5,000 characters: ~0.5 ms, most of it the calls' own cost).
 SOURCE_BATCH = 64
+#: Normal forms kept made as strings across batches (``source_texts``), by the scan's hash of the form:
+#: the first this many forms a process meets (the common words, mostly); a batch makes only the rest.
+FORMS_KEPT = 1 << 16
+_forms_kept: dict[int, str] = {}
 
 
 def source_text(page: Page, linked: set[str] | None = None,
@@ -434,10 +438,9 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
     starts, ends = found.starts, found.ends
     if "()" in joined and len(ends):
         ends = ends - 2 * (code_points(joined)[ends - 1] == ord(")"))
-    _, first, which = np.unique(found.forms, return_index=True, return_inverse=True)
+    hashes, first, which = np.unique(found.forms, return_index=True, return_inverse=True)
     which = which.reshape(-1)
-    forms = [normalise(joined[a:b])
-             for a, b in zip(starts[first].tolist(), ends[first].tolist(), strict=True)]
+    forms = _form_strings(joined, hashes.tolist(), starts[first].tolist(), ends[first].tolist())
     if len(set(forms)) < len(forms):  # a form under two hashes (the scan and ``normal_form`` apart): one id
         ids: dict[str, int] = {}
         numbers = np.fromiter((ids.setdefault(form, len(ids)) for form in forms), dtype=np.int64,
@@ -470,6 +473,20 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
             np.searchsorted(np.asarray(p.block_ends, dtype=np.int64), page_starts, side="left").tolist(),
             p.blocks))
     return made
+
+
+def _form_strings(text: str, hashes: list[int], starts: list[int], ends: list[int]) -> list[str]:
+    """The normal form of each distinct form of a batch (its hash, and where a word of it is written in
+    ``text``): kept ones read back (``FORMS_KEPT``), the others made from the word and kept while there
+    is room."""
+    kept = _forms_kept
+    forms = list(map(kept.get, hashes))
+    for k, form in enumerate(forms):
+        if form is None:
+            form = forms[k] = normalise(text[starts[k]:ends[k]])
+            if len(kept) < FORMS_KEPT:
+                kept[hashes[k]] = form
+    return forms
 
 
 @functools.lru_cache(maxsize=1 << 16)
