@@ -145,9 +145,11 @@ def test_sources_ranked_a_block_at_a_time_give_what_each_source_ranked_alone_giv
     pages = [*SITE,
              page(url("/coffee/espresso-again/"), "How to pull a good espresso shot | Example Kitchen",
                   SITE[0]["text"], published="2020-01-01T00:00:00Z"),
-             page(url("/fr/cafe/"), "Le café filtre | Example Kitchen", SITE[1]["text"], lang="fr")]
+             page(url("/fr/cafe/"), "Le café filtre | Example Kitchen", SITE[1]["text"], lang="fr"),
+             page(url("/garden/copy/"), SITE[3]["title"], SITE[3]["text"])]  # a near duplicate, unlinked
+    again = url("/coffee/espresso-again/")  # a near duplicate of the espresso page, which links it
     crawl = build_crawl(pages, [link(ESPRESSO, GRINDER, "burr grinder"), link(COMPOST, TOMATOES, "tomatoes"),
-                                link(COMPOST, ROSES, "roses")], [])
+                                link(COMPOST, ROSES, "roses"), link(ESPRESSO, again, "again")], [])
     embeddings = embed_pages(crawl, bundled_model(), Options())
     index = build_index(embeddings.urls, embeddings.vectors, 10)
     options = Options(min_score=0.35, per_source=10, date_decay_days=365)
@@ -161,6 +163,9 @@ def test_sources_ranked_a_block_at_a_time_give_what_each_source_ranked_alone_giv
 
     alone = ranked(1)
     assert alone[0] and alone[1]  # pairs kept, and a near-duplicate pair
+    twins = {(row["source_url"], row["target_url"]): row["parts"]["already_linked"] for row in alone[1]}
+    assert twins[tuple(sorted((ESPRESSO, again)))] == 1.0  # linked one way: the pair is linked already
+    assert 0.0 in twins.values()  # and a pair that is not
     for reason in ("near_duplicate", "already_linked", "cross_language", "below_min_score"):
         assert alone[2].get(reason), reason
     assert any(key.startswith("decided_") for key in alone[2])

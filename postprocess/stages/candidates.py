@@ -314,13 +314,17 @@ class PairFilter:
         twins = (found.similarities > self.options.max_similarity) & (found.rows != source)
         if not twins.any():
             return
-        sources = np.broadcast_to(source, twins.shape)[twins].tolist()
-        for source, target, similarity in zip(sources, found.rows[twins].tolist(),
-                                              found.similarities[twins].tolist(), strict=True):
-            first, second = sorted((self.urls[source], self.urls[target]))
+        sources = np.broadcast_to(np.asarray(source, dtype=np.int64), twins.shape)[twins]
+        targets = found.rows[twins]
+        # linked either way, any position: looked up for all the twins at once
+        linked = (self.is_linked(sources, targets, self.all_linked)
+                  | self.is_linked(targets, sources, self.all_linked))
+        urls = self.urls
+        for source, target, similarity, both_ways in zip(sources.tolist(), targets.tolist(),
+                                                        found.similarities[twins].tolist(), linked.tolist(),
+                                                        strict=True):
+            first, second = sorted((urls[source], urls[target]))
             if (first, second) not in duplicates:
-                both_ways = bool(self.is_linked(source, np.array([target]), self.all_linked)[0]
-                                 or self.is_linked(target, np.array([source]), self.all_linked)[0])
                 duplicates[(first, second)] = Suggestion(first, second, round(similarity, 6), {
                     "similarity": round(similarity, 6), "already_linked": float(both_ways)})
 
