@@ -221,6 +221,9 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         # each source's pairs depend on it alone: the sources in chunks shared with a second process
         # (the TF-IDF index made first, here: ``Evidence.ready``), merged in source order
         evidence.ready()
+        # the mention weights' table made here, once, and shared: made in each process after the fork,
+        # it read every name object there, copying their pages into the second process
+        evidence.site.look_ahead([])
         chunks = background.in_chunks(lambda part: rank(part, join=True), items,
                                       chunk=max(background.CHUNK, len(items) // 64))
     else:
