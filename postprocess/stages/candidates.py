@@ -199,8 +199,9 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         block = np.array(sources, dtype=np.int64)
         keep = site.has_page[found.rows]
         found, place = found.take(keep), place[keep]
-        site.record_duplicates(block[place], found, ranked.duplicates)
-        keep = site.allowed(block[place], found, rejected)
+        pair_sources = block[place]
+        site.record_duplicates(pair_sources, found, ranked.duplicates)
+        keep = site.allowed(pair_sources, found, rejected)
         found, place = found.take(keep), place[keep]
         if held_back:
             keep = _not_decided(block[place], found, site, held_back, rejected)

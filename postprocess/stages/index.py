@@ -31,20 +31,14 @@ class PageIndex:
     dimension: int
     on_disk: Path | None = None  # the file it was built into (``on_disk_build``), if any
 
-    def neighbours(self, item: int, count: int, search_k: int = -1) -> list[tuple[int, float]]:
-        """The ``count`` nearest other pages of ``item`` as (item, cosine similarity), best first."""
-        ids, distances = self.annoy.get_nns_by_item(item, count + 1, search_k=search_k,
-                                                    include_distances=True)
-        # Annoy's angular distance is sqrt(2 − 2·cos) for unit vectors.
-        return [(j, 1.0 - d * d / 2.0) for j, d in zip(ids, distances, strict=True) if j != item][:count]
-
     def neighbour_columns(self, item: int, count: int, search_k: int = -1) -> tuple[np.ndarray, np.ndarray]:
-        """``neighbours`` as two columns: the items (int64) and their cosine similarities (float64)."""
+        """The ``count`` nearest other pages of ``item``, best first, as two columns: the items (int64)
+        and their cosine similarities (float64)."""
         ids, distances = self.annoy.get_nns_by_item(item, count + 1, search_k=search_k,
                                                     include_distances=True)
         rows, cosines = np.array(ids, dtype=np.int64), np.array(distances, dtype=np.float64)
         other = rows != item
-        cosines = 1.0 - cosines * cosines / 2.0  # the same three float64 steps, a column at a time
+        cosines = 1.0 - cosines * cosines / 2.0  # Annoy's angular distance: sqrt(2 − 2·cos), unit vectors
         return rows[other][:count], cosines[other][:count]
 
 

@@ -35,7 +35,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
 from postprocess.background import Background, in_chunks, parent_waits, worth_a_fork
 from postprocess.memory import give_back
-from postprocess.stages.links import distinct, first_seen
+from postprocess.stages.links import distinct, first_seen, ranges
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
@@ -769,19 +769,6 @@ class NameIndex:
         return sorted(out, key=lambda m: -m.weight)
 
 
-def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])``, in NumPy."""
-    sizes = ends - starts
-    total = int(sizes.sum())
-    if not total:
-        return np.zeros(0, dtype=np.int64)
-    steps = np.ones(total, dtype=np.int64)
-    firsts = np.cumsum(sizes) - sizes  # where each range begins in the result
-    nonempty = sizes > 0
-    steps[firsts[nonempty]] = starts[nonempty] - np.concatenate(([0], ends[nonempty][:-1] - 1))
-    return np.cumsum(steps)
-
-
 class _NameWeights:
     """Every name of an index as columns, by the names' words in the order its page names number them
     (``indptr``): each name's target and weight (commonness × √keyphraseness, as ``mentions`` makes it)."""
@@ -802,10 +789,10 @@ class _NameWeights:
         """Each source's named targets (not itself) → the best weight, the targets in the order the
         source first names them; of equal weights the first found counts (``mentions``)."""
         lo, hi = names.indptr[sources], names.indptr[sources + 1]
-        found = names.ids[_ranges(lo, hi)].astype(np.int64)  # the sources' names, source after source
+        found = names.ids[ranges(lo, hi)].astype(np.int64)  # the sources' names, source after source
         source_of = np.repeat(np.arange(len(sources), dtype=np.int64), hi - lo)
         first, last = self.indptr[found], self.indptr[found + 1]
-        each = _ranges(first, last)  # each name of those words, in order
+        each = ranges(first, last)  # each name of those words, in order
         source_of = np.repeat(source_of, last - first)
         targets, weights = self.targets[each], self.weights[each]
         other = targets != sources[source_of]

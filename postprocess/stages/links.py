@@ -237,6 +237,13 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+    """The positions lows[0]..highs[0]-1, lows[1]..highs[1]-1, … in one array."""
+    lengths = highs - lows
+    offsets = np.repeat(lows - (np.cumsum(lengths) - lengths), lengths)
+    return offsets + np.arange(int(lengths.sum()))
+
+
 def first_seen(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``keys`` in the order of their first occurrence, with that position and their count
     (one stable sort: the first of equal keys is their first occurrence)."""

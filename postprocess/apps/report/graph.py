@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from postprocess.stages.links import distinct, in_sorted, linked_keys
+from postprocess.stages.links import distinct, in_sorted, linked_keys, ranges
 from postprocess.stages.load import Crawl
 
 
@@ -68,7 +68,7 @@ class Edges(Mapping[str, frozenset[str]]):
         level = 0
         while len(frontier):
             depth[frontier] = level
-            reached = self.targets[_ranges(self.indptr[frontier], self.indptr[frontier + 1])]
+            reached = self.targets[ranges(self.indptr[frontier], self.indptr[frontier + 1])]
             frontier = distinct(reached[depth[reached] < 0])
             level += 1
         return {self.pages[i]: int(depth[i]) for i in np.flatnonzero(depth >= 0).tolist()}
@@ -89,13 +89,6 @@ class Edges(Mapping[str, frozenset[str]]):
 
     def __len__(self) -> int:
         return int(np.count_nonzero(np.diff(self.indptr)))
-
-
-def _ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
-    """The positions lows[0]..highs[0]-1, lows[1]..highs[1]-1, … in one array."""
-    lengths = highs - lows
-    offsets = np.repeat(lows - (np.cumsum(lengths) - lengths), lengths)
-    return offsets + np.arange(int(lengths.sum()))
 
 
 @dataclass(frozen=True)
