@@ -109,6 +109,27 @@ def test_anchors_are_chosen_a_source_at_a_time_and_only_anchored_pairs_stay_rows
     assert _live_suggestions() == before + len(found)  # the pairs without an anchor were let go
 
 
+def test_the_names_found_a_batch_at_a_time_give_the_anchors_a_pair_at_a_time_gives(monkeypatch) -> None:
+    """The anchoring finds the places of a batch's targets' names at once (``NameTable``); each source's
+    rows get the anchors, contexts and parts its pairs get when each target's names are looked for in
+    the source a pair at a time — batches of one, two and every source."""
+    from postprocess.stages import anchors
+
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    urls = [p.url for p in crawl.pages]
+    rows = [Suggestion(s, t, round(1.0 - k / 1000, 6), {"similarity": 0.5}, rank=1 + k % 3)
+            for k, (s, t) in enumerate((s, t) for s in urls for t in urls if s != t)]
+    finder = AnchorFinder(crawl)
+    by_pair = copy.deepcopy(rows)
+    for source in urls:
+        finder.choose(source, [s for s in by_pair if s.source_url == source])  # no places: pair by pair
+    expected = [s for s in by_pair if s.anchor]
+    assert len({s.anchor for s in expected if len(s.anchor.split()) > 1}) > 1
+    for batch in (1, 2, len(urls)):
+        monkeypatch.setattr(anchors, "SOURCE_BATCH", batch)
+        assert anchored_rows(Pool.from_rows(rows), AnchorFinder(crawl)) == expected
+
+
 def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_second_process(monkeypatch):
     """Before the anchoring forks its second process, every target's names are made (and shared with
     it): the second process makes none again, and the anchors are those of one process."""
@@ -153,7 +174,7 @@ def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_
     pool = Pool.from_rows([Suggestion(s, t, 0.5, {"similarity": 0.5}, rank=1)
                            for s in urls for t in urls if s != t])
     one = AnchorFinder(crawl)
-    anchors._names_before_the_fork(pool, one, workers=1)
+    anchors.target_names(pool, one, workers=1)
     made = tmp_path / "made"
     real_names, real_chunks = AnchorFinder.names, anchors.in_chunks
 
@@ -168,7 +189,7 @@ def test_the_targets_names_are_made_on_both_cores_as_one_process_makes_them(tmp_
     monkeypatch.setattr(anchors, "in_chunks", lambda work, items, chunk=None, name=None:
                         real_chunks(work, items, chunk=1, name=name))
     two = AnchorFinder(crawl)
-    anchors._names_before_the_fork(pool, two, workers=2)
+    anchors.target_names(pool, two, workers=2)
     assert two._names == one._names and len(one._names) == len(urls)  # a look-up: its order is no matter
     makers = made.read_text().split()
     assert len(makers) == len(urls) and "ls-target-names" in makers

@@ -52,6 +52,7 @@ from postprocess.stages.links import (
     links_table,
 )
 from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, resolve
+from postprocess.stages.name_table import NameTable
 from postprocess.stages.output import progress
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import (
@@ -368,6 +369,7 @@ class SourceText:
     blocks: list[tuple[str, str]]  # kind and text of each prose block
     used: list[tuple[int, int]] = field(default_factory=list)  # spans given to earlier anchors
     used_phrases: set[str] = field(default_factory=set)
+    name_ids: np.ndarray | None = None  # each word's id in a ``NameTable`` (-1: no name has it), if asked
 
     def block_kind(self, i: int) -> str:
         """The kind of the block word ``i`` stands in (``list_item``, ``paragraph``...)."""
@@ -431,11 +433,12 @@ def _prose(page: Page, linked: set[str] | None, aliases: dict[str, str]) -> _Pro
 
 
 def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
-                 aliases: dict[str, str] | None = None) -> list[SourceText]:
+                 aliases: dict[str, str] | None = None, table: NameTable | None = None) -> list[SourceText]:
     """``source_text`` of each of ``pages`` (``linked``: each one's), their words found in one scan of
     their texts (``word_scan.scan_texts``: the tokeniser's spans, each word's normal form as a hash)
     and grouped by form: one normal form made a distinct word of the batch, not a word; a call is its
-    name (``char_span`` gives it back its "()" in inline code)."""
+    name (``char_span`` gives it back its "()" in inline code). ``table``: each word's id there too
+    (``name_ids``), a distinct form of the batch looked up once."""
     aliases = aliases or {}
     prose = [_prose(page, links, aliases) for page, links in zip(pages, linked, strict=True)]
     texts = [p.text for p in prose]
@@ -451,6 +454,7 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
         numbers = np.fromiter((ids.setdefault(form, len(ids)) for form in forms), dtype=np.int64,
                               count=len(forms))
         which, forms = numbers[which], list(ids)
+    form_ids = table.ids(forms) if table is not None else None
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_starts = np.cumsum(lengths + 1) - lengths - 1
     # each page's words by form, then in text order: a form's positions in a page are a run of ``order``
@@ -476,7 +480,7 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
             WordPositions(groups, page_order, [0, *runs.tolist(), b - a]),
             p.blocked, p.code, sentence_ends.tolist(),
             np.searchsorted(np.asarray(p.block_ends, dtype=np.int64), page_starts, side="left").tolist(),
-            p.blocks))
+            p.blocks, name_ids=form_ids[page_which] if form_ids is not None else None))
     return made
 
 
@@ -1191,9 +1195,22 @@ class AnchorFinder:
                 and not is_dictionary_word(src.raw[k], self.proper)
                 and self.word_pages.get(src.norms[k], 0) <= SITE_COMMON_SHARE * self.content_pages)
 
-    def spans(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
-        """Qualifying spans (first word, last word, name) of the source that name the target, surest first."""
-        norms, sentence_of, positions = src.norms, src.sentence_of, src.positions
+    def spans(self, src: SourceText, target: Page,
+              places: Iterable[tuple[int, int, Name]] | None = None) -> Iterator[tuple[int, int, Name]]:
+        """Qualifying spans (first word, last word, name) of the source that name the target, surest first
+        (``places``: where the target's names stand in the source, found already by a ``NameTable``)."""
+        sentence_of = src.sentence_of
+        for i, j, name in self._name_places(src, target) if places is None else places:
+            if (sentence_of[j] == sentence_of[i]
+                    and self.qualifies(src, i, j, name.evidence)
+                    and self._spelled_right(src, i, j, name, target)
+                    and self._inflected_right(src, i, j, name, target)):
+                yield i, j, name
+
+    def _name_places(self, src: SourceText, target: Page) -> Iterator[tuple[int, int, Name]]:
+        """Where the target's names stand in the source (first word, last word, name): by name, surest
+        first, then by place; a pair at a time (``NameTable.places`` finds a batch's at once)."""
+        norms, positions = src.norms, src.positions
         written = positions.keys()
         # a target's names (11 on average at 10k synthetic pages): those whose first word the source
         # never writes are dropped first (``_unpacked``'s ``written``: never made as names), the rest
@@ -1207,11 +1224,7 @@ class AnchorFinder:
                 j = i + last
                 if last and (j >= len(norms) or norms[i + 1] != key[1] or tuple(norms[i:j + 1]) != key):
                     continue
-                if (sentence_of[j] == sentence_of[i]
-                        and self.qualifies(src, i, j, name.evidence)
-                        and self._spelled_right(src, i, j, name, target)
-                        and self._inflected_right(src, i, j, name, target)):
-                    yield i, j, name
+                yield i, j, name
 
     def _inflected_right(self, src: SourceText, i: int, j: int, name: Name, target: Page) -> bool:
         """Only the last word of a name may take a plural the target's names do not write: "stale
@@ -1265,24 +1278,28 @@ class AnchorFinder:
     def source(self, page: Page) -> SourceText:
         return self.sources([page])[0]
 
-    def sources(self, pages: Sequence[Page]) -> list[SourceText]:
-        """The running texts of ``pages`` (``source_texts``), each link blocking as ``linked`` says."""
+    def sources(self, pages: Sequence[Page], table: NameTable | None = None) -> list[SourceText]:
+        """The running texts of ``pages`` (``source_texts``), each link blocking as ``linked`` says
+        (``table``: with their words' ids there)."""
         linked = [self.linked.get(page.url, set()) for page in pages]
-        return source_texts(pages, linked, self.aliases)
+        return source_texts(pages, linked, self.aliases, table)
 
-    def choose(self, source_url: str, suggestions: Sequence[Suggestion],
-               src: SourceText | None = None) -> None:
+    def choose(self, source_url: str, suggestions: Sequence[Suggestion], src: SourceText | None = None,
+               places: Mapping[str, list[tuple[int, int, Name]]] | None = None) -> None:
         """Set anchor, anchor_type, context and the anchor's parts on a source's suggestions, best first
-        (``src``: the source's running text, when made already)."""
+        (``src``: the source's running text, when made already; ``places``: by target URL, where its
+        names stand in the source, when found already: ``NameTable.places``)."""
         if src is None:
             src = self.source(self.pages[source_url])
         for s in sorted(suggestions, key=lambda s: (-s.score, s.target_url)):
             target = self.pages[s.target_url]
-            if not self._choose_text(src, s, target) and self.allow_title:
+            found = places.get(s.target_url, ()) if places is not None else None
+            if not self._choose_text(src, s, target, found) and self.allow_title:
                 self._choose_title(src, s, target)
 
-    def _choose_text(self, src: SourceText, s: Suggestion, target: Page) -> bool:
-        for i, j, name in itertools.chain(self.spans(src, target), self.numbered_spans(src, target)):
+    def _choose_text(self, src: SourceText, s: Suggestion, target: Page,
+                     places: Iterable[tuple[int, int, Name]] | None = None) -> bool:
+        for i, j, name in itertools.chain(self.spans(src, target, places), self.numbered_spans(src, target)):
             span = self.char_span(src, i, j)
             phrase = src.text[span[0]:span[1]]
             if (phrase.lower() in src.used_phrases or _overlaps(span, src.blocked)
@@ -1474,19 +1491,24 @@ class ChosenAnchors:
         return [row for _, row in self.pairs()]
 
 
-def _names_before_the_fork(pool: Pool, finder: AnchorFinder, workers: int = 1) -> None:
-    """The names of every target in ``pool`` made here, before a second process shares the anchoring:
-    made once and shared with it, where each process made (and kept) them again for the targets of
-    its own sources, nearly all of them (100k synthetic pages: ~12 s of CPU and ~0.14 GB a process).
-    A site's finder makes them on both cores (``_names_in_two``: a million synthetic pages, ~100 s
-    of one core while the other idled)."""
+def target_names(pool: Pool, finder: AnchorFinder, workers: int = 1) -> NameTable:
+    """The names of every target in ``pool``, as a ``NameTable`` to find a batch's at once. Made here,
+    before a second process shares the anchoring: made once and shared with it, where each process made
+    (and kept) them again for the targets of its own sources, nearly all of them (100k synthetic pages:
+    ~12 s of CPU and ~0.14 GB a process). A site's finder makes them on both cores when ``workers``
+    allow (``_names_in_two``: a million synthetic pages, ~100 s of one core while the other idled)."""
     targets = [finder.pages[url] for url in (pool.urls[n] for n in np.unique(pool.targets).tolist())
                if url in finder.pages]
     if finder._names_of_site is None and background.worth_a_fork(len(targets), workers):
         _names_in_two(finder, targets)
-        return
-    for target in targets:
-        finder.names(target)
+    kinds, kept = _EVIDENCE_KIND_NUMBER, finder._names
+
+    def names(target: Page) -> list[Name]:  # those made already read back, as ``names`` would
+        packed = kept.get(target.url)
+        return _unpacked(packed) if packed is not None else finder.names(target)
+
+    return NameTable((target.url, [(name.words, kinds[name.evidence]) for name in names(target)])
+                     for target in targets)
 
 
 def _names_in_two(finder: AnchorFinder, targets: Sequence[Page]) -> None:
@@ -1506,26 +1528,42 @@ def _names_in_two(finder: AnchorFinder, targets: Sequence[Page]) -> None:
 
 def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> ChosenAnchors:
     """Anchors for the pool's pairs (``anchored_rows``), their rows not read back yet; the sources are
-    taken in page order, the order the loader keeps their blocks in."""
+    taken in page order, the order the loader keeps their blocks in, a batch at a time: their texts
+    made together, the places where their targets' names stand found together (``NameTable``)."""
     order, bounds = pool.by_source()
     groups = range(len(bounds) - 1)
     bar = progress(len(groups), "anchors", "page") if groups else None
+    fork = background.worth_a_fork(len(groups), workers, background.SPLIT_MIN_SOURCES)
+    table = target_names(pool, finder, workers if fork else 1)
 
     def choose(part: Sequence[int]) -> list[tuple[int, Suggestion]]:
         found: list[tuple[int, Suggestion]] = []
         for first in range(0, len(part), SOURCE_BATCH):
             batch = [order[bounds[group]:bounds[group + 1]] for group in part[first:first + SOURCE_BATCH]]
             rows_of = [pool.rows(positions) for positions in batch]
-            texts = finder.sources([finder.pages[rows[0].source_url] for rows in rows_of])
-            for positions, rows, src in zip(batch, rows_of, texts, strict=True):
-                finder.choose(rows[0].source_url, rows, src)
+            texts = finder.sources([finder.pages[rows[0].source_url] for rows in rows_of], table)
+            targets = [[s.target_url for s in rows] for rows in rows_of]
+            places = table.places([src.name_ids for src in texts], targets)
+            for positions, rows, src, urls, at in zip(batch, rows_of, texts, targets, places, strict=True):
+                finder.choose(rows[0].source_url, rows, src, {
+                    url: [(i, j, _table_name(table, n)) for i, j, n in where]
+                    for url, where in zip(urls, at, strict=True)})
                 found.extend((p, s) for p, s in zip(positions.tolist(), rows, strict=True) if s.anchor)
         if bar is not None:
             bar.update(len(part))
         return found
 
-    parts = _shared(choose, groups, workers, min_items=background.SPLIT_MIN_SOURCES,
-                    before_fork=lambda: _names_before_the_fork(pool, finder, workers))
+    parts = _shared(choose, groups, workers, min_items=background.SPLIT_MIN_SOURCES)
     if bar is not None:
         bar.close()
     return ChosenAnchors(parts)
+
+
+_EVIDENCE_KIND_NUMBER = {kind: number for number, kind in enumerate(EVIDENCE_KINDS)}
+
+
+def _table_name(table: NameTable, number: int) -> Name:
+    """Name ``number`` of ``table`` as the finder's ``names`` makes it."""
+    words, kind = table.name(number)
+    evidence = EVIDENCE_KINDS[kind]
+    return _new_tuple(Name, (words, evidence, _rank(evidence, len(words))))
