@@ -788,3 +788,14 @@ def test_a_form_the_scan_hashes_two_ways_is_one_form_with_all_its_positions(monk
     assert src.positions["query"] == [0, 3, 4]
     assert src.norms == ["query", "and", "a", "query", "query"]
     assert len(src.positions) == 3
+
+
+def test_sources_made_together_each_know_whether_they_write_a_reference_word():
+    """A numbered reference ("Section 38.16.3") is looked for only in a source that writes section,
+    chapter, appendix or part (any case, a plural too); each source of a batch knows whether it does,
+    and its word positions (made when first asked for) are still its own."""
+    texts = ["See Sections 2 and 3.", "In chapter 5.", "Appendix A.", "PART II", "A partial view.", "",
+             "Nothing here."]
+    made = source_texts([prose(text, url=f"u{k}") for k, text in enumerate(texts)], [None] * len(texts))
+    assert [src.writes_reference for src in made] == [True, True, True, True, False, False, False]
+    assert made[0].positions["section"] == [1] and "part" not in made[4].positions

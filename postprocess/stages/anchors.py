@@ -324,32 +324,46 @@ class WordSpans(_ListView, Sequence[tuple[int, int]]):
 
 class WordPositions(Mapping[str, list[int]]):
     """Normalised word → the numbers of the words of a source that have that form, in text order;
-    each list made when asked for."""
+    made when first asked for (the anchoring finds its names' places through a ``NameTable``: most
+    sources are never asked), each list when asked for."""
 
-    __slots__ = ("_bounds", "_groups", "_order")
+    __slots__ = ("_bounds", "_forms", "_groups", "_order", "_which")
 
-    def __init__(self, groups: dict[str, int], order: np.ndarray, bounds: list[int]) -> None:
-        """``groups``: each form's number; ``order``: the word numbers sorted by form number, then
-        text order; ``bounds``: where each form's numbers start in ``order`` (one more at the end)."""
-        self._groups, self._order, self._bounds = groups, order, bounds
+    def __init__(self, forms: Sequence[str], which: np.ndarray) -> None:
+        """``forms``: the batch's distinct normal forms; ``which``: each word's number among them."""
+        self._forms, self._which = forms, which
+        self._groups: dict[str, int] | None = None
+
+    def _made(self) -> dict[str, int]:
+        """Each form's group: the word numbers sorted by form number, then text order (``_order``),
+        a form's a run of them (``_bounds``)."""
+        if self._groups is None:
+            order = np.argsort(self._which, kind="stable")
+            by_form = self._which[order]
+            runs = np.flatnonzero(np.diff(by_form)) + 1  # where each form's run starts, but the first
+            run_forms = by_form[np.concatenate([[0], runs])].tolist() if len(order) else []
+            self._order, self._bounds = order, [0, *runs.tolist(), len(order)]
+            self._groups = dict(zip(map(self._forms.__getitem__, run_forms), itertools.count()))
+            self._forms = self._which = None  # type: ignore[assignment]
+        return self._groups
 
     def __getitem__(self, word: str) -> list[int]:
-        group = self._groups[word]
+        group = self._made()[word]
         return self._order[self._bounds[group]:self._bounds[group + 1]].tolist()
 
     def __contains__(self, word: object) -> bool:
-        return word in self._groups
+        return word in self._made()
 
     def keys(self) -> KeysView[str]:
         """The forms, as the groups' own keys: a look-up among them is the dictionary's, no call of
         ``__contains__`` (the anchor search asks ~10 times a pair whether the source writes a word)."""
-        return self._groups.keys()
+        return self._made().keys()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._groups)
+        return iter(self._made())
 
     def __len__(self) -> int:
-        return len(self._groups)
+        return len(self._made())
 
 
 @dataclass
@@ -370,6 +384,7 @@ class SourceText:
     used: list[tuple[int, int]] = field(default_factory=list)  # spans given to earlier anchors
     used_phrases: set[str] = field(default_factory=set)
     name_ids: np.ndarray | None = None  # each word's id in a ``NameTable`` (-1: no name has it), if asked
+    writes_reference: bool = True  # whether it writes a word of ``REFERENCE_WORDS`` ("section 38.16.3")
 
     def block_kind(self, i: int) -> str:
         """The kind of the block word ``i`` stands in (``list_item``, ``paragraph``...)."""
@@ -455,21 +470,17 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
                               count=len(forms))
         which, forms = numbers[which], list(ids)
     form_ids = table.ids(forms) if table is not None else None
+    references = np.flatnonzero(np.fromiter(map(REFERENCE_WORDS.__contains__, forms), dtype=bool,
+                                            count=len(forms)))
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_starts = np.cumsum(lengths + 1) - lengths - 1
-    # each page's words by form, then in text order: a form's positions in a page are a run of ``order``
-    order = np.lexsort((which, np.repeat(np.arange(len(texts)), counts)))
     word_bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
     made = []
     for k, p in enumerate(prose):
         a, b = word_bounds[k], word_bounds[k + 1]
         page_starts = starts[a:b] - text_starts[k]
         start_list, end_list = page_starts.tolist(), (ends[a:b] - text_starts[k]).tolist()
-        page_which, page_order = which[a:b], order[a:b] - a
-        by_form = page_which[page_order]
-        runs = np.flatnonzero(np.diff(by_form)) + 1  # where each form's run starts, but the first
-        run_forms = by_form[np.concatenate([[0], runs])].tolist() if b > a else []
-        groups = dict(zip(map(forms.__getitem__, run_forms), itertools.count()))
+        page_which = which[a:b]
         sentence_ends = split_ends(_SENTENCE_END_SPLIT, p.text)[2]
         # sentence of a word: how many sentence ends are at or before its start; block: how many
         # blocks end before it
@@ -477,10 +488,11 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
             p.text, WordSpans(start_list, end_list), list(map(forms.__getitem__, page_which.tolist())),
             WrittenWords(p.text, start_list, end_list),
             np.searchsorted(sentence_ends, page_starts, side="right").tolist(),
-            WordPositions(groups, page_order, [0, *runs.tolist(), b - a]),
+            WordPositions(forms, page_which),
             p.blocked, p.code, sentence_ends.tolist(),
             np.searchsorted(np.asarray(p.block_ends, dtype=np.int64), page_starts, side="left").tolist(),
-            p.blocks, name_ids=form_ids[page_which] if form_ids is not None else None))
+            p.blocks, name_ids=form_ids[page_which] if form_ids is not None else None,
+            writes_reference=bool(len(references)) and bool(np.isin(page_which, references).any())))
     return made
 
 
@@ -1245,7 +1257,7 @@ class AnchorFinder:
         """"Section 38.16.3" (or Chapter, Appendix, Part) when the target's title starts with "38.16.";
         looked for only in a source that writes one of those words, towards a target whose title or
         h1 holds a digit (its clean title, or its h1, is cut from them)."""
-        if not any(word in src.positions for word in REFERENCE_WORDS) or not (
+        if not src.writes_reference or not (
                 _DIGIT.search(target.title or "") or _DIGIT.search(target.h1 or "")):
             return
         m = NUMBERED.match(self.title_of(target) or target.title)
