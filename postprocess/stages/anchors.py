@@ -1515,12 +1515,15 @@ def target_names(pool: Pool, finder: AnchorFinder, workers: int = 1) -> NameTabl
         _names_in_two(finder, targets)
     kinds, kept = _EVIDENCE_KIND_NUMBER, finder._names
 
-    def names(target: Page) -> list[Name]:  # those made already read back, as ``names`` would
+    def names(target: Page) -> Iterable[tuple[Sequence[str], int]]:
+        """The target's names, those made already read from their packed string (no ``Name`` made)."""
         packed = kept.get(target.url)
-        return _unpacked(packed) if packed is not None else finder.names(target)
+        if isinstance(packed, str):
+            return ((part[1:].split(_WORDS_APART), int(part[0])) for part in packed.split(_NAMES_APART)
+                    if part)
+        return ((name.words, kinds[name.evidence]) for name in finder.names(target))
 
-    return NameTable((target.url, [(name.words, kinds[name.evidence]) for name in names(target)])
-                     for target in targets)
+    return NameTable((target.url, names(target)) for target in targets)
 
 
 def _names_in_two(finder: AnchorFinder, targets: Sequence[Page]) -> None:

@@ -28,11 +28,11 @@ class NameTable:
     """The names of a set of targets (each URL's names in order, each name its words and a kind
     number), as arrays: a name's words are a run of ``_words`` (ids in ``vocabulary``)."""
 
-    def __init__(self, names_of_targets: Iterable[tuple[str, Iterable[tuple[tuple[str, ...], int]]]]) -> None:
+    def __init__(self, names_of_targets: Iterable[tuple[str, Iterable[tuple[Sequence[str], int]]]]) -> None:
         vocabulary: dict[str, int] = {}
         row: dict[str, int] = {}
         words = array("i")
-        word_bounds = array("q", [0])
+        word_bounds = array("i", [0])  # 32 bits: two billion words of names would stop it (OverflowError)
         kinds = array("b")
         name_bounds = array("q", [0])
         for url, names in names_of_targets:
@@ -48,7 +48,7 @@ class NameTable:
         self.row = row
         self._words_of = list(vocabulary)
         self._words = np.frombuffer(words, dtype=np.int32) if len(words) else np.zeros(0, dtype=np.int32)
-        self._word_bounds = np.frombuffer(word_bounds, dtype=np.int64)
+        self._word_bounds = np.frombuffer(word_bounds, dtype=np.int32)
         self._kinds = np.frombuffer(kinds, dtype=np.int8) if len(kinds) else np.zeros(0, dtype=np.int8)
         self._name_bounds = np.frombuffer(name_bounds, dtype=np.int64)
 
