@@ -109,9 +109,9 @@ class NameTable:
             whole[longer] = ids[after[longer]] == self._words[firsts[place_of[longer]] + k]
         place_of, start, length, source = place_of[whole], start[whole], length[whole], source[whole]
         first = start - text_starts[source]
-        pair = name_pair[place_of]
-        pair_start = np.cumsum(pair_counts) - pair_counts
+        # each place's pair as its number among its source's targets
+        pair = name_pair[place_of] - (np.cumsum(pair_counts) - pair_counts)[source]
         for p, i, j, n, k in zip(pair.tolist(), first.tolist(), (first + length - 1).tolist(),
                                  names[place_of].tolist(), source.tolist(), strict=True):
-            found[k][p - pair_start[k]].append((i, j, n))
+            found[k][p].append((i, j, n))
         return found
