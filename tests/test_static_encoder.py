@@ -19,6 +19,7 @@ from postprocess.stages import embed, static_encoder
 from postprocess.stages.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
 from postprocess.stages.load import load_crawl
 from postprocess.stages.static_encoder import load_static, static_dir, word_chunks
+from postprocess.stages.static_vectors import WordTokens
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC = Options(encoder="static")
@@ -267,3 +268,45 @@ def test_the_static_encoders_steps_are_shared_with_a_second_process(static_cache
     assert len(parts) == -(-len(one.urls) // 2) and two.stats["texts"] == one.stats["texts"]
     alone = embed_pages(crawl, bundled_model(), Options(encoder="static", workers=1), tmp_path / "alone")
     assert alone.stats["processes"] == 1 and np.array_equal(alone.vectors, one.vectors)
+
+
+@pytest.mark.slow
+def test_a_batchs_words_tokenised_once_give_model2vecs_vectors_bit_for_bit(static_cache):
+    """The static encoder tokenises each distinct word of a batch once and averages its rows itself:
+    the same float16 vectors as model2vec's own encode, bit for bit, for chunks of every length, and
+    for texts it must tokenise whole (a control character the normaliser deletes between two words, a
+    tab, a run of punctuation longer than the tokenizer's limit, an added token inside a word)."""
+    embedder = load_static(str(bundled_model_dir()), BUNDLED_ID, "", static_cache)
+    model = embedder.model
+    assert WordTokens.fits(model)
+    texts = [chunk for page in SITE for chunk in word_chunks(page["text"], 256, 32, 8)]
+    texts += [" ".join(texts)[:n] for n in range(1, 400, 7)]  # cut mid-word, many token counts
+    texts += ["", "naïve café Ünïcode", "x\x1cy z", "tab\tseparated words", "!" * 600 + "?" * 100, "word " * 600,
+              "[UNK] foo[UNK]bar", "中文 text", "a" * 130 + " b", "가" * 60, "ﬁ ＡＢＣ ligature",
+              "  leading and trailing  "]
+    expected = model.encode(texts, max_length=None, use_multiprocessing=False)
+    assert expected.dtype == np.float16
+    mine = WordTokens(model).vectors(texts)
+    assert mine.dtype == expected.dtype and mine.tobytes() == expected.tobytes()
+    assert np.array_equal(embedder.encode(texts), _unit(expected))
+
+    tokenised: list[int] = []
+    tokenize = model.tokenize
+
+    def counting(sentences):  # noqa: ANN001, ANN202 - model2vec's own call, counted
+        tokenised.append(len(sentences))
+        return tokenize(sentences)
+
+    model.tokenize = counting
+    try:
+        WordTokens(model).vectors(["espresso grinder burr"] * 40 + ["burr grinder"] * 10)
+    finally:
+        del model.tokenize
+    assert tokenised == [3]  # the distinct words, once
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """``StaticEmbedder.encode``'s step after model2vec's: float32 rows made unit length."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)

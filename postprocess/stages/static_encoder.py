@@ -31,6 +31,7 @@ import numpy as np
 
 from postprocess.errors import InputError
 from postprocess.stages.output import progress as progress_bar
+from postprocess.stages.static_vectors import WordTokens
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,19 @@ class StaticEmbedder:
     model_id: str
     prefix: str
 
+    def __post_init__(self) -> None:
+        self._word_tokens = WordTokens(self.model) if WordTokens.fits(self.model) else None
+
     @property
     def dimension(self) -> int:
         return int(self.model.dim)
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """model2vec's vectors of ``texts`` (its table's dtype), a batch's words tokenised once where
+        the tokenizer allows (``static_vectors``)."""
+        if self._word_tokens is not None:
+            return self._word_tokens.vectors(texts)
+        return self.model.encode(texts, max_length=None, use_multiprocessing=False)
 
     def chunks(self, text: str, overlap: int, max_chunks: int) -> list[str]:
         return word_chunks(text, WORDS_PER_CHUNK, overlap, max_chunks)
@@ -124,8 +135,7 @@ class StaticEmbedder:
         step = max(batch_size, 1024)
         for start in range(0, len(texts), step):
             batch = [self.prefix + t for t in texts[start:start + step]]
-            vecs = np.asarray(self.model.encode(batch, max_length=None, use_multiprocessing=False),
-                              dtype=np.float32)
+            vecs = np.asarray(self._vectors(batch), dtype=np.float32)
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             out[start:start + len(batch)] = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
             if bar is not None:
