@@ -15,7 +15,7 @@ from crawlkit import SITE, bundled_model, write_site
 
 from postprocess.errors import PREFIX
 from postprocess.options import Options
-from postprocess.stages import embed, static_encoder
+from postprocess.stages import embed, static_encoder, static_vectors
 from postprocess.stages.embed import BUNDLED_ID, bundled_model_dir, cache_key, embed_pages, from_cache
 from postprocess.stages.load import load_crawl
 from postprocess.stages.static_encoder import load_static, static_dir, word_chunks
@@ -300,10 +300,29 @@ def test_a_batchs_words_tokenised_once_give_model2vecs_vectors_bit_for_bit(stati
 
     model.tokenize = counting
     try:
-        WordTokens(model).vectors(["espresso grinder burr"] * 40 + ["burr grinder"] * 10)
+        words = WordTokens(model)
+        words.vectors(["espresso grinder burr"] * 40 + ["burr grinder"] * 10)
+        words.vectors(["grinder burr", "espresso"])
+        words.vectors(["a conical burr grinder"])
     finally:
         del model.tokenize
-    assert tokenised == [3]  # the distinct words, once
+    assert tokenised == [3, 2]  # the distinct words, once each, when first met
+
+
+@pytest.mark.slow
+def test_the_known_words_let_go_past_their_limit_change_no_vector(static_cache, monkeypatch):
+    """Past ``KNOWN_WORDS`` the words known are let go and the batch's learnt again: the vectors of
+    texts met after that are still model2vec's."""
+    model = load_static(str(bundled_model_dir()), BUNDLED_ID, "", static_cache).model
+    monkeypatch.setattr(static_vectors, "KNOWN_WORDS", 6)
+    texts = [chunk for page in SITE for chunk in word_chunks(page["text"], 8, 0, 50)][:40]
+    words = WordTokens(model)
+    for start in range(0, len(texts), 4):
+        batch = texts[start:start + 4]
+        expected = model.encode(batch, max_length=None, use_multiprocessing=False)
+        assert words.vectors(batch).tobytes() == expected.tobytes()
+    assert len({w for text in texts for w in text.split()}) > 32  # more than a batch holds
+    assert len(words._number) <= 32  # the last batch's words, the others let go
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

@@ -2,9 +2,10 @@
 
 model2vec tokenises every text whole (its tokenizer's Rust, a step a token) and then averages
 its tokens' rows; three quarters of a text's time was the tokenising (2,000 synthetic pages'
-7,020 chunks: 4.2 of 5.9 CPU s). A page's chunks repeat their words: the batch's distinct words
-are tokenised once, each text's tokens are its words' tokens in order, and the rows are summed a
-text at a time in NumPy. The vectors are model2vec's, bit for bit (``tests/test_static_encoder.py``):
+7,020 chunks: 4.2 of 5.9 CPU s). Texts repeat their words: each distinct word is tokenised once,
+when first met (the words met are kept from batch to batch, ``KNOWN_WORDS`` at most), each text's
+tokens are its words' tokens in order, gathered in NumPy, and the rows are averaged there. The
+vectors are model2vec's, bit for bit (``tests/test_static_encoder.py``):
 
 - A chunk is words joined by single spaces (``word_chunks``), and a WordPiece tokenizer behind a
   BERT normaliser and pre-tokeniser never makes a token across a space, so a text's tokens are
@@ -25,6 +26,10 @@ from itertools import chain
 
 import numpy as np
 
+#: Words whose tokens are kept from batch to batch (~25 MB with the dictionary): past it, all are let
+#: go and the next batch's learnt again.
+KNOWN_WORDS = 131_072
+
 
 class WordTokens:
     """The text vectors of a model2vec ``StaticModel`` as ``model._encode_batch`` makes them."""
@@ -33,6 +38,7 @@ class WordTokens:
         self.model = model
         #: the table's rows as float32 (a float16 table's rows exactly): summed without a cast a row
         self._rows = np.asarray(model.embedding, dtype=np.float32)  # type: ignore[attr-defined]
+        self._forget()
 
     @staticmethod
     def fits(model: object) -> bool:
@@ -78,33 +84,55 @@ class WordTokens:
 
     def _tokens(self, words: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The texts' tokens one after another (int64) and each text's count, its words' tokens in
-        order, each distinct word tokenised once, the unknown token left out; and whether each text
-        holds a word long enough that the tokenizer's length limit might cut its tokens short (one
-        character can make up to three tokens: such a text is tokenised whole, without the limit)."""
-        distinct = list(dict.fromkeys(chain.from_iterable(words)))
-        number = {word: i for i, word in enumerate(distinct)}
+        order, the unknown token left out; and whether each text holds a word long enough that the
+        tokenizer's length limit might cut its tokens short (one character can make up to three
+        tokens: such a text is tokenised whole, without the limit). Only words not met before (or
+        since the known words were last let go, ``KNOWN_WORDS``) go to the tokenizer."""
+        number = self._number
+        new = list(dict.fromkeys(w for w in chain.from_iterable(words) if w not in number))
+        if len(number) + len(new) > KNOWN_WORDS:  # let the known words go: a batch's are few
+            self._forget()
+            number = self._number
+            new = list(dict.fromkeys(chain.from_iterable(words)))
+        if new:
+            self._learn(new)
         occurrences = np.fromiter(map(number.__getitem__, chain.from_iterable(words)), dtype=np.int64,
                                   count=sum(map(len, words)))
-        per_word = self.model.tokenize(distinct) if distinct else []
-        lengths = np.fromiter(map(len, per_word), dtype=np.int64, count=len(per_word))
-        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lengths.sum()))
-        firsts = np.cumsum(lengths) - lengths
-        taken = lengths[occurrences]
-        # each occurrence's tokens: its word's run of ``flat``
-        offsets = np.repeat(firsts[occurrences] - (np.cumsum(taken) - taken), taken)
-        tokens = flat[offsets + np.arange(len(offsets))]
+        taken = self._length[occurrences]
+        # each occurrence's tokens: its word's run of the known tokens
+        offsets = np.repeat(self._first[occurrences] - (np.cumsum(taken) - taken), taken)
+        tokens = self._flat[offsets + np.arange(len(offsets))]
         per_text = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
         word_ends = np.cumsum(per_text)
         token_ends = np.concatenate([[0], np.cumsum(taken)])[word_ends]
         counts = np.diff(np.concatenate([[0], token_ends]))
-        limit = self.model.max_length
         long = np.zeros(len(words), dtype=bool)
-        if limit is not None and len(occurrences):
-            too_long = np.fromiter((len(w) * 3 >= limit for w in distinct), dtype=bool, count=len(distinct))
-            if too_long.any():
-                text_of = np.repeat(np.arange(len(words)), per_text)
-                long[text_of[too_long[occurrences]]] = True
+        too_long = self._long[occurrences]
+        if too_long.any():
+            long[np.repeat(np.arange(len(words)), per_text)[too_long]] = True
         return tokens, counts, long
+
+    def _forget(self) -> None:
+        """No word known: the next batch's go to the tokenizer."""
+        self._number: dict[str, int] = {}
+        self._flat = np.zeros(0, dtype=np.int64)  # the known words' tokens, one word after another
+        self._first = np.zeros(0, dtype=np.int64)  # by word: where its tokens start in ``_flat``
+        self._length = np.zeros(0, dtype=np.int64)  # by word: how many tokens it has
+        self._long = np.zeros(0, dtype=bool)  # by word: whether the tokenizer's limit could cut it
+
+    def _learn(self, new: list[str]) -> None:
+        """``new`` words tokenised (one call) and known from now on."""
+        per_word = self.model.tokenize(new)  # type: ignore[attr-defined]
+        lengths = np.fromiter(map(len, per_word), dtype=np.int64, count=len(per_word))
+        flat = np.fromiter(chain.from_iterable(per_word), dtype=np.int64, count=int(lengths.sum()))
+        limit = self.model.max_length  # type: ignore[attr-defined]
+        long = (np.fromiter((len(w) * 3 >= limit for w in new), dtype=bool, count=len(new))
+                if limit is not None else np.zeros(len(new), dtype=bool))
+        self._first = np.concatenate([self._first, len(self._flat) + np.cumsum(lengths) - lengths])
+        self._length = np.concatenate([self._length, lengths])
+        self._long = np.concatenate([self._long, long])
+        self._flat = np.concatenate([self._flat, flat])
+        self._number.update(zip(new, range(len(self._number), len(self._number) + len(new)), strict=True))
 
 
 def _by_count(counts: np.ndarray) -> list[tuple[int, np.ndarray]]:
