@@ -89,11 +89,11 @@ class WordTokens:
         tokens: such a text is tokenised whole, without the limit). Only words not met before (or
         since the known words were last let go, ``KNOWN_WORDS``) go to the tokenizer."""
         number = self._number
-        new = list(dict.fromkeys(w for w in chain.from_iterable(words) if w not in number))
+        new = sorted(set(chain.from_iterable(words)).difference(number))
         if len(number) + len(new) > KNOWN_WORDS:  # let the known words go: a batch's are few
             self._forget()
             number = self._number
-            new = list(dict.fromkeys(chain.from_iterable(words)))
+            new = sorted(set(chain.from_iterable(words)))
         if new:
             self._learn(new)
         occurrences = np.fromiter(map(number.__getitem__, chain.from_iterable(words)), dtype=np.int64,
