@@ -62,24 +62,26 @@ class WordTokens:
         model = self.model
         table = model.embedding
         words = [text.split() for text in texts]
-        whole = [i for i, (text, split) in enumerate(zip(texts, words, strict=True))
-                 if " ".join(split) != text]
-        for i in whole:
+        whole = np.fromiter((" ".join(split) != text for text, split in zip(texts, words, strict=True)),
+                            dtype=bool, count=len(texts))
+        for i in np.flatnonzero(whole):
             words[i] = []
         tokens, counts, long = self._tokens(words)
-        whole = sorted(set(whole) | set(np.flatnonzero(long).tolist()))
+        whole |= long
         out = np.zeros((len(texts), model.dim), dtype=table.dtype)
         starts = np.cumsum(counts) - counts
         rows = self._rows
-        for length, group in _by_count(counts):  # as model2vec's mean: texts of one length together
+        # as model2vec's mean: the texts of one token count together (those tokenised whole left out)
+        for length, group in _by_count(np.where(whole, 0, counts)):
             sums = rows[tokens[starts[group][:, None] + np.arange(length)]].sum(axis=1)
             out[group] = (sums / np.float32(length)).astype(table.dtype)
         if model.normalize:
             out32 = out.astype(np.float32)
             norm = np.linalg.norm(out32, axis=1, keepdims=True) + 1e-32
             out = (out32 / norm).astype(out.dtype)
-        if whole:  # tokenised whole, as model2vec does
-            out[whole] = model.encode([texts[i] for i in whole], max_length=None, use_multiprocessing=False)
+        if whole.any():  # tokenised whole, as model2vec does
+            at = np.flatnonzero(whole)
+            out[at] = model.encode([texts[i] for i in at], max_length=None, use_multiprocessing=False)
         return out
 
     def _tokens(self, words: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
