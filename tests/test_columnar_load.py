@@ -30,7 +30,7 @@ from crawlkit import (
 from postprocess.background import Background
 from postprocess.errors import InputError
 from postprocess.stages import load
-from postprocess.stages.anchors import AnchorFinder, add_anchors
+from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.lexical import PageDocuments, page_document
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
@@ -199,6 +199,47 @@ def test_a_pages_block_texts_of_some_kinds_are_read_from_the_columns_as_its_bloc
         expected[(p.url, kinds[0])] for p in shuffled]
     plain = load.Page(url="x", blocks=(load.Block("paragraph", "a"), load.Block("heading", "b")))
     assert load.block_texts(plain, kinds[0]) == ["a"]
+
+
+def test_a_pages_code_spans_of_some_kinds_are_read_from_the_columns_as_its_blocks_give_them(
+        tmp_path, monkeypatch):
+    """``code_spans``: the texts of the inline code spans in a page's blocks of some kinds, in block
+    and span order, as its ``Block`` objects give them (``text[start:end]``; a block without a kind
+    is "other", without a text ""), read from its group's columns with no ``Block`` made; the
+    finder's defined names read them so."""
+    rows = [_page_with_blocks(n) for n in range(70)]
+    rows[3]["blocks"] = []
+    rows[5]["blocks"] = [
+        {"kind": "heading", "text": "The save() and QuerySet.filter methods", "code": [
+            {"start": 15, "end": 30}, {"start": 4, "end": 10}], "links": []},
+        {"kind": None, "text": "no kind `x_y`", "code": [{"start": 8, "end": 13}], "links": []},
+        {"kind": "term", "text": None, "code": [], "links": []},
+        {"kind": "term", "text": "DATA_DIR", "code": [{"start": 0, "end": 8}], "links": []},
+        {"kind": "paragraph", "text": "skipped `code`", "code": [{"start": 8, "end": 14}], "links": []}]
+    rows[9]["blocks"][1]["code"] = None
+    rows.reverse()
+    for k, part in enumerate((rows[:30], rows[30:])):
+        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
+    crawl = load_crawl(tmp_path)
+    kinds = [frozenset({"heading", "term"}), frozenset({"paragraph", "other"})]
+    expected = {(p.url, k): [b.text[s:e] for b in p.blocks if b.kind in k for s, e in b.code]
+                for p in crawl.pages for k in kinds}
+    assert expected[(url("p005"), kinds[0])] == ["QuerySet.filter", "save()", "DATA_DIR"]
+    assert expected[(url("p005"), kinds[1])] == ["`x_y`", "`code`"]
+    names = {p.url: defined_names(p) for p in crawl.pages}
+    assert names[url("p005")] == {("queryset.filter",), ("data_dir",)}
+    made = []
+    monkeypatch.setattr(load, "_blocks", lambda rows: made.append(1) or ())
+    for kind in kinds:
+        assert {(p.url, kind): load.code_spans(p, kind) for p in crawl.pages} == {
+            key: spans for key, spans in expected.items() if key[1] == kind}
+    assert {p.url: defined_names(p) for p in crawl.pages} == names
+    assert made == []
+    shuffled = random.Random(0).sample(crawl.pages, len(crawl.pages))
+    assert [load.code_spans(p, kinds[0]) for p in shuffled] == [expected[(p.url, kinds[0])] for p in shuffled]
+    plain = load.Page(url="x", blocks=(load.Block("heading", "a `b`", ((2, 5),)),
+                                       load.Block("paragraph", "c", ((0, 1),))))
+    assert load.code_spans(plain, kinds[0]) == ["`b`"]
 
 
 def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path, monkeypatch):

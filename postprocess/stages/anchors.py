@@ -51,7 +51,7 @@ from postprocess.stages.links import (
     in_sorted,
     links_table,
 )
-from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, resolve
+from postprocess.stages.load import Crawl, Link, Page, PageValues, block_texts, code_spans, resolve
 from postprocess.stages.name_table import NameTable
 from postprocess.stages.output import progress
 from postprocess.stages.overlay import Changed
@@ -638,14 +638,11 @@ def defined_names(page: Page) -> set[tuple[str, ...]]:
     """Code names a page defines: whole inline code names of its terms and headings (at most 3 words),
     identifier-shaped or in capitals (``data_directory``, ``QuerySet.filter``, ``CREATE INDEX``)."""
     found: set[tuple[str, ...]] = set()
-    for block in page.blocks:
-        if block.kind not in DEFINING_BLOCKS:
-            continue
-        for start, end in block.code:
-            name = block.text[start:end].strip()
-            key = tuple(words(name))
-            if 1 <= len(key) <= 3 and (identifier_shaped(name.split()[0]) or name.isupper()):
-                found.add(key)
+    for span in code_spans(page, DEFINING_BLOCKS):
+        name = span.strip()
+        key = tuple(words(name))
+        if 1 <= len(key) <= 3 and (identifier_shaped(name.split()[0]) or name.isupper()):
+            found.add(key)
     return found
 
 
