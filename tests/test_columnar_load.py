@@ -30,7 +30,7 @@ from crawlkit import (
 from postprocess.background import Background
 from postprocess.errors import InputError
 from postprocess.stages import load
-from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names
+from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names, proper_nouns
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.lexical import PageDocuments, page_document
 from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
@@ -240,6 +240,23 @@ def test_a_pages_code_spans_of_some_kinds_are_read_from_the_columns_as_its_block
     plain = load.Page(url="x", blocks=(load.Block("heading", "a `b`", ((2, 5),)),
                                        load.Block("paragraph", "c", ((0, 1),))))
     assert load.code_spans(plain, kinds[0]) == ["`b`"]
+
+
+def test_the_proper_nouns_pass_reads_each_group_of_texts_once(tmp_path, monkeypatch):
+    """``proper_nouns`` over the loader's page texts (``PageValues``) reads each text once: its scan
+    goes over a batch three times, and a page's text read again after others decompressed its group
+    again (three times each, before)."""
+    rows = [_page_with_blocks(n) for n in range(70)]
+    for n, row in enumerate(rows):
+        row["text"] += f" We brew with Chemex and Aeropress on day {n}."
+    write_crawl(tmp_path, rows, [], [])
+    crawl = load_crawl(tmp_path)
+    calls = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: calls.append(1) or real(packed))
+    found = proper_nouns(load.PageValues(crawl.pages, lambda p: p.text))
+    assert {"chemex", "aeropress"} <= found
+    assert len(calls) == -(-70 // load.GROUP_PAGES)
 
 
 def test_texts_are_compressed_beside_the_blocks_and_read_when_asked_for(tmp_path, monkeypatch):
