@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from crawlkit import SITE, SITE_LINKS, blocks_of, bundled_model, page, write_crawl, write_site
 
-from postprocess.stages import passages
+from postprocess.stages import load, passages
 from postprocess.stages.anchors import AnchorFinder, anchored_rows, source_text
 from postprocess.stages.embed import Embeddings
 from postprocess.stages.load import load_crawl
@@ -199,6 +199,37 @@ def test_paragraphs_are_embedded_and_appended_a_step_at_a_time(tmp_path, monkeyp
     assert sorted(pq.read_table(p).num_rows for p in run.parts.files()) == [1, 2, 2]
     memory = PassageVectors(model)
     assert np.allclose(memory.encode(texts), vectors, atol=1e-6) and len(memory.vectors) == 5
+
+
+def test_a_cold_runs_steps_of_paragraphs_are_taken_in_page_order(tmp_path, monkeypatch):
+    """The paragraphs to embed are taken a step at a time in their source pages' order, whatever the
+    rows' order: a step's texts are read from a few consecutive groups of compressed pages, not from
+    nearly every group as steps of keys in hash order were (each of 4 steps read all 4 groups)."""
+    model = bundled_model()
+    monkeypatch.setattr(passages, "EMBED_STEP", load.GROUP_PAGES)
+    n = 4 * load.GROUP_PAGES
+    urls = [f"https://site.test/page-{i:03d}/" for i in range(n)]
+    crawl = load_crawl(write_crawl(tmp_path / "crawl", [
+        page(u, f"Page {i}", f"Paragraph {i} tells how to descale machine number {i}.")
+        for i, u in enumerate(urls)]))
+    order = np.random.default_rng(5).permutation(n).tolist()
+    rows = [Suggestion(urls[i], urls[(i + 1) % n], 1.0, {}, paragraph=0) for i in order]
+    vectors = model.encode([p.title for p in crawl.pages])
+    embeddings = Embeddings(urls, vectors, None, model.model_id)  # type: ignore[arg-type] - no chunks read
+    reads = []
+    real = load._decompressed
+    monkeypatch.setattr(load, "_decompressed", lambda packed: reads.append(1) or real(packed))
+    run = PassageVectors(model, tmp_path / "out")
+    add_passage_scores(crawl, rows, embeddings, run)
+    assert run.embedded == n
+    # the keys' pass reads each group once; each step a group (and the next when a step crosses one)
+    assert len(reads) <= 4 + 4 + 3, len(reads)
+    texts = paragraph_texts(crawl, rows)
+    expected = model.encode(texts)
+    got = [s.parts["passage"] for s in rows]
+    row = {u: i for i, u in enumerate(urls)}
+    assert got == pytest.approx([float(expected[k] @ vectors[row[s.target_url]]) for k, s in enumerate(rows)],
+                                abs=1e-5)
 
 
 def test_vectors_made_in_another_process_are_adopted_into_the_cache_or_held(tmp_path):
