@@ -239,9 +239,7 @@ def _capitalised(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     upper = np.zeros(0, dtype=np.int64)  # by form number
     total = np.zeros(0, dtype=np.int64)
     for start in range(0, len(texts), PROSE_BATCH_PAGES):
-        # read once: ``scan_texts`` goes over its texts three times, and a page's stored text read
-        # again after others decompressed its group again (10k pages: 939 groups' texts for 313)
-        batch = list(texts[start:start + PROSE_BATCH_PAGES])
+        batch = texts[start:start + PROSE_BATCH_PAGES]
         text, found, _ = scan_texts(batch, scanner=inside_sentences)  # the words inside sentences
         numbers = written.ids_of(text, found)
         new = written.words[len(form_of):]

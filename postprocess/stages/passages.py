@@ -221,16 +221,15 @@ KEYS_CHUNK_ROWS = 20_000
 
 
 def paragraph_keys(crawl: Crawl, rows: Sequence[Suggestion], key: Callable[[str], str],
-                   workers: int = 1) -> list[str]:
+                   workers: int = 1, sources: np.ndarray | None = None) -> list[str]:
     """``key`` of each row's paragraph (the source's prose block numbered ``paragraph``), made a
     paragraph at a time (the texts are never held at once), each source's blocks read once, in page
     order; with enough rows and ``workers`` above 1, the rows are shared in chunks of that order
     with a forked second process, which is handed only each row's page number and paragraph (not
-    the rows: reading them there would copy their memory; a million synthetic pages, ~3M rows)."""
-    index = crawl.page_index()
-    sources = np.fromiter((index[s.source_url] for s in rows), np.int64, len(rows))
+    the rows: reading them there would copy their memory; a million synthetic pages, ~3M rows).
+    ``sources``: each row's source page number, if the caller has them (``source_pages``)."""
+    sources = source_pages(crawl, rows) if sources is None else sources
     paragraphs = np.fromiter((s.paragraph for s in rows), np.int64, len(rows))
-    del index
     order = np.argsort(sources, kind="stable")  # page order, each source's rows as they stand
     pages = crawl.pages
 
@@ -254,6 +253,12 @@ def paragraph_keys(crawl: Crawl, rows: Sequence[Suggestion], key: Callable[[str]
     return keys
 
 
+def source_pages(crawl: Crawl, rows: Sequence[Suggestion]) -> np.ndarray:
+    """Each row's source page: its number in ``crawl.pages``."""
+    index = crawl.page_index()
+    return np.fromiter((index[s.source_url] for s in rows), np.int64, len(rows))
+
+
 def add_passage_scores(crawl: Crawl, rows: Sequence[Suggestion], embeddings: Embeddings,
                        passages: PassageVectors, workers: int = 1) -> None:
     """Set ``parts['passage']``: cosine of each anchored row's paragraph and its target page. The rows
@@ -263,12 +268,10 @@ def add_passage_scores(crawl: Crawl, rows: Sequence[Suggestion], embeddings: Emb
     anchored = [s for s in rows if s.paragraph >= 0]
     if not anchored:
         return
-    keys = paragraph_keys(crawl, anchored, passages.key, workers)
+    sources = source_pages(crawl, anchored)
+    keys = paragraph_keys(crawl, anchored, passages.key, workers, sources)
     row = embeddings.row()
     targets = np.fromiter((row[s.target_url] for s in anchored), np.int64, len(anchored))
-    page = crawl.page_index()
-    sources = np.fromiter((page[s.source_url] for s in anchored), np.int64, len(anchored))
-    del page
     scores = passages.cosines(  # each distinct paragraph once
         keys, lambda at: [t[:PASSAGE_CHARS] for t in paragraph_texts(crawl, [anchored[i] for i in at])],
         embeddings.vectors, targets, places=sources)
