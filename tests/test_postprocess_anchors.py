@@ -8,7 +8,9 @@ from crawlkit import CHAIN, ESPRESSO, GRINDER, POUR_OVER, SITE, SITE_LINKS, TOMA
 
 from postprocess.stages.anchors import (
     EVIDENCE_ORDER,
+    MAX_WORDS,
     SENTENCE_END,
+    STOPWORDS,
     AnchorFinder,
     NameOwners,
     _sub_phrases,
@@ -399,6 +401,35 @@ def test_words_inside_another_pages_longer_name_are_not_its_anchor():
     alone = build_crawl([source, fields], [], [])  # no longer name around: the first one is taken
     [u] = _anchor(alone, source["url"], [fields["url"]])
     assert u.context == "Removing custom model fields breaks old migrations."
+
+
+def test_the_words_around_an_anchor_are_looked_up_as_names_only_where_a_name_can_stand():
+    """Every name is trimmed and at most MAX_WORDS long, so the words around an anchor are looked up
+    in the names' tables only as phrases that neither start nor end with a stopword: "of the custom
+    model fields in the" asks for "custom model fields" and its parts, never "the custom" or
+    "fields in the"; the custom fields how-to's longer name is still found around "model fields"."""
+    source = page(url("/s/"), "S", "The removal of the custom model fields in the app breaks old migrations.")
+    fields = page(url("/ref/fields/"), "Model fields | Docs", "x")
+    custom = page(url("/howto/custom/"), "Custom model fields | Docs", "y")
+    crawl = build_crawl([source, fields, custom], [], [])
+    finder = AnchorFinder(crawl)
+    asked: list[tuple[str, ...]] = []
+
+    class Asked:
+        def __init__(self, table):
+            self.table = table
+
+        def get(self, key, default=None):
+            asked.append(key)
+            return self.table.get(key, default)
+
+    finder._page_named, finder._link_named = Asked(finder._page_named), Asked(finder._link_named)
+    [s] = rows = [Suggestion(source["url"], fields["url"], 1.0)]
+    add_anchors(crawl, rows, finder)
+    assert s.anchor == ""  # "model fields" stands inside the how-to's name
+    assert asked and ("custom", "model") in asked
+    assert all(key[0] not in STOPWORDS and key[-1] not in STOPWORDS for key in asked)
+    assert all(len(key) <= MAX_WORDS for key in asked)
 
 
 def test_a_name_links_give_a_page_stands_around_anchors_for_that_set_of_links_only():
@@ -795,7 +826,8 @@ def test_sources_made_together_each_know_whether_they_write_a_reference_word():
     chapter, appendix or part (any case, a plural too); each source of a batch knows whether it does,
     and its word positions (made when first asked for) are still its own."""
     texts = ["See Sections 2 and 3.", "In chapter 5.", "Appendix A.", "PART II", "A partial view.", "",
-             "Nothing here."]
+             "Nothing here.", "", "", "Part one."]
     made = source_texts([prose(text, url=f"u{k}") for k, text in enumerate(texts)], [None] * len(texts))
-    assert [src.writes_reference for src in made] == [True, True, True, True, False, False, False]
+    assert [src.writes_reference for src in made] == [True, True, True, True, False, False, False, False,
+                                                      False, True]
     assert made[0].positions["section"] == [1] and "part" not in made[4].positions
