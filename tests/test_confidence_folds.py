@@ -17,11 +17,15 @@ from postprocess.stages.candidates import PairFilter
 from postprocess.stages.links import LinkTable, links_table
 from postprocess.stages.load import load_crawl
 from postprocess.stages.scoring import Evidence
+from postprocess.stages.tokeniser import words
 
 TITLES = ["Espresso Guide", "Burr Grinder", "Milk Frothing", "The Kettle", "QuerySet API", "Pour over",
           "Cold brew", "Espresso machines", "Grinder settings", "Water"]
 ANCHORS = ["espresso guide", "Espresso  Guide", "burr grinder", "grinder", "QuerySet", "queryset",
            "the kettle", "here", "pour over", "cold brew", "espresso", "water", "milk frothing", ""]
+
+
+ANCHOR_KEYS = {tuple(words(a)) for a in ANCHORS if a}
 
 
 def random_site(tmp_path, seed: int):
@@ -52,7 +56,15 @@ def owners(owner):
 def test_a_folds_anchor_finder_is_the_one_its_links_make(tmp_path, seed):
     crawl, visible, hidden = random_site(tmp_path, seed)
     site = AnchorFinder(crawl)
+    asked = [(p.url, key) for p in crawl.pages for key in {*ANCHOR_KEYS, *site.link_names.get(p.url, ())}]
+    before = [site._link_spellings(*pair) for pair in asked]  # the site's kept before the fold is made
     fold, rebuilt = site.without(crawl, hidden), site.with_links(visible)
+    # a target's link spellings, as the anchors check them, are the fold's own links' (none kept from
+    # the site's), and the fold keeps none in the site's place
+    in_fold = [fold._link_spellings(*pair) for pair in asked]
+    assert in_fold == [rebuilt._link_spellings(*pair) for pair in asked]
+    assert [site._link_spellings(*pair) for pair in asked] == before
+    assert in_fold != before  # the hidden links did change some spellings
     for p in crawl.pages:
         assert (fold.linked.get(p.url) or set()) == (rebuilt.linked.get(p.url) or set())
         assert list(fold.link_names.get(p.url, ())) == list(rebuilt.link_names.get(p.url, ()))

@@ -398,6 +398,8 @@ class SourceText:
 #: Sources whose running texts are made at once (``source_texts``): their words found in one NumPy scan
 #: (a page alone is ~60 NumPy calls on ~5,000 characters: ~0.5 ms, most of it the calls' own cost).
 SOURCE_BATCH = 64
+#: (target, link name) pairs whose spellings the finder keeps (``AnchorFinder._link_spellings``).
+SPELLINGS_KEPT = 1 << 14
 #: Normal forms kept made as strings across batches (``source_texts``), by the scan's hash of the form:
 #: the first this many forms a process meets (the common words, mostly); a batch makes only the rest.
 FORMS_KEPT = 1 << 16
@@ -890,7 +892,7 @@ class AnchorFinder:
         for s, t in hidden:
             by_source[s].add(t)
         finder.linked = _LinkedWithout(self.linked, by_source)
-        finder._names, finder._written, finder._owners = {}, {}, {}
+        finder._names, finder._written, finder._owners, finder._spelled = {}, {}, {}, {}
         # a target's names depend on the links through its link names alone: those the fold did not
         # change are the site's, made once for every fold (and for the run's anchors after them)
         finder._names_of_site = (self, finder.link_names.changed)
@@ -1042,6 +1044,9 @@ class AnchorFinder:
         # a fold's (``without``): the site's finder, and the targets whose link names the fold changed
         self._names_of_site: tuple[AnchorFinder, frozenset[str]] | None = None
         self._written: dict[str, set[str]] = {}  # per target: the words its names write, as written
+        # per (target, link name): its links' spellings of the name, and whether one is plain words
+        # (``_spelled_right``); the last SPELLINGS_KEPT asked for
+        self._spelled: dict[tuple[str, tuple[str, ...]], tuple[frozenset[str], bool]] = {}
         self._owners: dict[str, dict[str, set[str]]] = {}  # per target: member -> the classes it is of
         # Which page each name belongs to (a set when several pages share it): the words around an
         # anchor must not be another page's longer name ("custom model fields", "Model Form API").
@@ -1289,10 +1294,23 @@ class AnchorFinder:
         start, end = self.char_span(src, i, j)
         phrase = src.text[start:end]
         in_code = any(a < end and start < b for a, b in src.code)
-        spellings = [s for s in self.spellings.get(target.url, ()) if _key_of(s) == name.words]
+        spellings, plain = self._link_spellings(target.url, name.words)
         if phrase in spellings:
             return True
-        return not in_code and any(s[1:] == s[1:].lower() and not identifier_shaped(s) for s in spellings)
+        return not in_code and plain
+
+    def _link_spellings(self, url: str, key: tuple[str, ...]) -> tuple[frozenset[str], bool]:
+        """The spellings the links to ``url`` give the name ``key``, and whether one of them is plain
+        words (not a code name or a constant): kept for the last ``SPELLINGS_KEPT`` pairs asked for (a
+        name stands at several places of a source, and a target is in many sources' rows)."""
+        found = self._spelled.get((url, key))
+        if found is None:
+            spellings = frozenset(s for s in self.spellings.get(url, ()) if _key_of(s) == key)
+            found = spellings, any(s[1:] == s[1:].lower() and not identifier_shaped(s) for s in spellings)
+            if len(self._spelled) >= SPELLINGS_KEPT:
+                self._spelled.clear()
+            self._spelled[url, key] = found
+        return found
 
     def source(self, page: Page) -> SourceText:
         return self.sources([page])[0]
@@ -1566,10 +1584,10 @@ def choose_anchors(pool: Pool, finder: AnchorFinder, workers: int = 1) -> Chosen
             texts = finder.sources([finder.pages[rows[0].source_url] for rows in rows_of], table)
             targets = [[s.target_url for s in rows] for rows in rows_of]
             places = table.places([src.name_ids for src in texts], targets)
+            names = _BatchNames(table)
             for positions, rows, src, urls, at in zip(batch, rows_of, texts, targets, places, strict=True):
-                finder.choose(rows[0].source_url, rows, src, {
-                    url: [(i, j, _table_name(table, n)) for i, j, n in where]
-                    for url, where in zip(urls, at, strict=True)})
+                finder.choose(rows[0].source_url, rows, src,
+                              {url: _Places(where, names) for url, where in zip(urls, at, strict=True)})
                 found.extend((p, s) for p, s in zip(positions.tolist(), rows, strict=True) if s.anchor)
         if bar is not None:
             bar.update(len(part))
@@ -1589,3 +1607,33 @@ def _table_name(table: NameTable, number: int) -> Name:
     words, kind = table.name(number)
     evidence = EVIDENCE_KINDS[kind]
     return _new_tuple(Name, (words, evidence, _rank(evidence, len(words))))
+
+
+class _BatchNames(dict[int, Name]):
+    """A batch of sources' names, each made from its table once (``_table_name``) when first read: a
+    target's names stand at many places, in many of the batch's sources."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: NameTable) -> None:
+        super().__init__()
+        self._table = table
+
+    def __missing__(self, number: int) -> Name:
+        name = self[number] = _table_name(self._table, number)
+        return name
+
+
+class _Places:
+    """Where a target's names stand in a source (first word, last word, name), the names made only as
+    the anchor search reads them: it stops at the first place that qualifies."""
+
+    __slots__ = ("_names", "_where")
+
+    def __init__(self, where: Sequence[tuple[int, int, int]], names: _BatchNames) -> None:
+        self._where, self._names = where, names
+
+    def __iter__(self) -> Iterator[tuple[int, int, Name]]:
+        names = self._names
+        for i, j, n in self._where:
+            yield i, j, names[n]
