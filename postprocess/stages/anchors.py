@@ -1255,7 +1255,8 @@ class AnchorFinder:
         breads" names the stale-bread page, "stales bread" (the verb) does not."""
         if name.evidence == "term":
             return True
-        inflected = [folded(src.raw[k]) for k in range(i, j) if folded(src.raw[k]) != src.norms[k]]
+        raw, norms = src.raw, src.norms
+        inflected = [word for word, norm in ((folded(raw[k]), norms[k]) for k in range(i, j)) if word != norm]
         if not inflected:
             return True
         written = self._written.get(target.url)
