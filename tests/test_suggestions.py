@@ -125,9 +125,16 @@ def test_the_names_found_a_batch_at_a_time_give_the_anchors_a_pair_at_a_time_giv
         finder.choose(source, [s for s in by_pair if s.source_url == source])  # no places: pair by pair
     expected = [s for s in by_pair if s.anchor]
     assert len({s.anchor for s in expected if len(s.anchor.split()) > 1}) > 1
+    made: list[int] = []  # the names made from the table, by number
+    table_name = anchors._table_name
+    monkeypatch.setattr(anchors, "_table_name",
+                        lambda table, number: made.append(number) or table_name(table, number))
     for batch in (1, 2, len(urls)):
         monkeypatch.setattr(anchors, "SOURCE_BATCH", batch)
+        made.clear()
         assert anchored_rows(Pool.from_rows(rows), AnchorFinder(crawl)) == expected
+        if batch == len(urls):  # a name is made once a batch, however many places it stands at
+            assert made and len(made) == len(set(made))
 
 
 def test_the_targets_names_are_made_once_before_the_anchoring_is_shared_with_a_second_process(monkeypatch):
