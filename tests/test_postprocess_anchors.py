@@ -406,8 +406,8 @@ def test_words_inside_another_pages_longer_name_are_not_its_anchor():
 def test_the_words_around_an_anchor_are_looked_up_as_names_only_where_a_name_can_stand():
     """Every name is trimmed and at most MAX_WORDS long, so the words around an anchor are looked up
     in the names' tables only as phrases that neither start nor end with a stopword: "of the custom
-    model fields in the" asks for "custom model fields" and its parts, never "the custom" or
-    "fields in the"; the custom fields how-to's longer name is still found around "model fields"."""
+    model fields in the" asks for phrases such as "custom model", never "the custom" or "fields in
+    the"; the custom fields how-to's longer name is still found around "model fields"."""
     source = page(url("/s/"), "S", "The removal of the custom model fields in the app breaks old migrations.")
     fields = page(url("/ref/fields/"), "Model fields | Docs", "x")
     custom = page(url("/howto/custom/"), "Custom model fields | Docs", "y")

@@ -476,10 +476,11 @@ def source_texts(pages: Sequence[Page], linked: Sequence[set[str] | None],
     is_reference = np.fromiter(map(REFERENCE_WORDS.__contains__, forms), dtype=bool, count=len(forms))
     writes_reference = np.zeros(len(prose), dtype=bool)
     reference_words = np.flatnonzero(is_reference[which])  # each a word's number in the batch: its page's
-    writes_reference[np.searchsorted(np.cumsum(counts), reference_words, side="right")] = True
+    word_ends = np.cumsum(counts)  # where each page's words end in the batch's
+    writes_reference[np.searchsorted(word_ends, reference_words, side="right")] = True
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_starts = np.cumsum(lengths + 1) - lengths - 1
-    word_bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    word_bounds = np.concatenate([[0], word_ends]).tolist()
     form_array = np.empty(len(forms), dtype=object)  # a page's words' forms gathered in NumPy, ~4x
     form_array[:] = forms  # faster than a Python map over its forms' numbers
     made = []
