@@ -27,10 +27,9 @@ from crawlkit import (
     write_crawl,
 )
 
-from linkspider.items import PROSE_KINDS
 from postprocess.background import Background
 from postprocess.errors import InputError
-from postprocess.stages import anchors, load
+from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names, proper_nouns
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.lexical import PageDocuments, page_document
@@ -241,57 +240,6 @@ def test_a_pages_code_spans_of_some_kinds_are_read_from_the_columns_as_its_block
     plain = load.Page(url="x", blocks=(load.Block("heading", "a `b`", ((2, 5),)),
                                        load.Block("paragraph", "c", ((0, 1),))))
     assert load.code_spans(plain, kinds[0]) == ["`b`"]
-
-
-def test_a_pages_blocks_of_some_kinds_are_read_from_the_columns_as_its_blocks_give_them(
-        tmp_path, monkeypatch):
-    """``kind_blocks``: a page's blocks of some kinds as (kind, text, code spans, links), the values
-    its ``Block`` objects hold (a block without a kind is "other", without a text "", without code
-    spans or links none; a link without a URL keeps None), read from its group's columns with no
-    ``Block`` made; the anchors' running texts are made from them, the same as from the blocks."""
-    rows = [_page_with_blocks(n) for n in range(70)]
-    rows[3]["blocks"] = []
-    rows[5]["blocks"] = [
-        {"kind": "paragraph", "text": "Use save() or see the guide.", "code": [{"start": 4, "end": 10}],
-         "links": [{"start": 21, "end": 26, "url": url("p006")}, {"start": 0, "end": 3, "url": None}]},
-        {"kind": None, "text": "no kind", "code": [], "links": [{"start": 0, "end": 2, "url": url("p001")}]},
-        {"kind": "list_item", "text": None, "code": None, "links": None},
-        {"kind": "heading", "text": "Heading", "code": [{"start": 0, "end": 7}], "links": []},
-        {"kind": "quote", "text": "a `b` and `c`", "code": [{"start": 2, "end": 5}, {"start": 10, "end": 13}],
-         "links": [{"start": 6, "end": 9, "url": url("p002")}]}]
-    rows[9]["blocks"][1]["links"] = None
-    rows.reverse()
-    for k, part in enumerate((rows[:30], rows[30:])):
-        write_crawl(tmp_path, part, [], [], part=f"job1-{k:04d}")
-    crawl = load_crawl(tmp_path)
-    kinds = [PROSE_KINDS, frozenset({"heading", "other"})]
-    expected = {(p.url, k): [(b.kind, b.text, b.code, b.links) for b in p.blocks if b.kind in k]
-                for p in crawl.pages for k in kinds}
-    assert expected[(url("p005"), kinds[0])] == [
-        ("paragraph", "Use save() or see the guide.", ((4, 10),), ((21, 26, url("p006")), (0, 3, None))),
-        ("list_item", "", (), ()),
-        ("quote", "a `b` and `c`", ((2, 5), (10, 13)), ((6, 9, url("p002")),))]
-    assert expected[(url("p005"), kinds[1])] == [("other", "no kind", (), ((0, 2, url("p001")),)),
-                                                 ("heading", "Heading", ((0, 7),), ())]
-    linked = {p.url: {url("p002")} for p in crawl.pages}
-    # the running texts as the pages' ``Block`` objects make them
-    texts = [anchors.source_text(dataclasses.replace(p, blocks=tuple(p.blocks)), linked[p.url])
-             for p in crawl.pages]
-    at = [p.url for p in crawl.pages].index(url("p005"))
-    assert (texts[at].blocked, texts[at].code) == ([(0, 3), (35, 38)], [(4, 10), (31, 34), (39, 42)])
-    made = []
-    monkeypatch.setattr(load, "_blocks", lambda rows: made.append(1) or ())
-    for kind in kinds:
-        assert {(p.url, kind): load.kind_blocks(p, kind) for p in crawl.pages} == {
-            key: blocks for key, blocks in expected.items() if key[1] == kind}
-    assert [anchors.source_text(p, linked[p.url]) for p in crawl.pages] == texts
-    assert made == []
-    shuffled = random.Random(0).sample(crawl.pages, len(crawl.pages))
-    assert [load.kind_blocks(p, kinds[0]) for p in shuffled] == [
-        expected[(p.url, kinds[0])] for p in shuffled]
-    plain = load.Page(url="x", blocks=(load.Block("quote", "a `b`", ((2, 5),), ((0, 1, None),)),
-                                       load.Block("heading", "c")))
-    assert load.kind_blocks(plain, kinds[0]) == [("quote", "a `b`", ((2, 5),), ((0, 1, None),))]
 
 
 def test_the_proper_nouns_pass_reads_each_group_of_texts_once(tmp_path, monkeypatch):

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from postprocess.stages import word_scan
-from postprocess.stages.anchors import SENTENCE_END
 from postprocess.stages.phrases import Vocabulary
 from postprocess.stages.tokeniser import WORD, folded, normal_form, terms
 from postprocess.stages.word_scan import FormTable, form_hash, inside_sentences, scan, scan_texts
@@ -47,20 +46,6 @@ def test_the_words_inside_sentences_are_the_ones_the_proper_nouns_count() -> Non
         assert [text[s:e] for s, e in zip(found.starts.tolist(), found.ends.tolist(), strict=True)] == (
             MID_SENTENCE.findall(text))
         assert found.forms.tolist() == [form_hash(w) for w in MID_SENTENCE.findall(text)]
-
-
-def test_the_sentence_ends_are_where_the_pattern_ends_them() -> None:
-    """``sentence_ends``: the ends of ``anchors.SENTENCE_END``'s matches, left to right (a mark with
-    the white space after it, a run of line breaks), for white space of every kind ``\\s`` matches
-    (``str.isspace``'s) and marks that end nothing (one with no space after it, "3.2", "e.g.")."""
-    rng = random.Random(5)
-    pieces = [*"ab .!?\n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bé", "..", ". ", ".\n", "\n\n",
-              " \n", "!?", "e.g.", "3.2", " \n\n x"]
-    texts = ["", ".", "\n", "a.", "a. ", "\n\na", ". \n\n.", *(
-        "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(5000))]
-    for text in texts:
-        assert word_scan.sentence_ends(word_scan.code_points(text)).tolist() == [
-            m.end() for m in SENTENCE_END.finditer(text)], repr(text)
 
 
 def test_a_break_is_a_word_of_its_own_where_asked_for() -> None:

