@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 import tracemalloc
 from collections import Counter
@@ -21,6 +22,7 @@ from postprocess.stages.lexical import (
     clean_title,
     site_title_parts,
 )
+from postprocess.stages.rare_terms import RareTerms
 
 TITLES = [
     "QuerySet API reference | Django documentation | Django",
@@ -131,11 +133,11 @@ def test_the_tfidf_queries_left_are_shared_with_a_second_process_once_the_run_wa
     calls = tmp_path / "calls"
     real = LexicalIndex._nearest
 
-    def logged(self, found, k, widen, pages):  # noqa: ANN001, ANN202 - which process queried which pages
+    def logged(self, found, rare, k, widen, pages):  # noqa: ANN001, ANN202 - which process queried which pages
         with calls.open("a") as log:
             log.write(f"{os.getpid()} {pages.start} {Path('/proc/self/comm').read_text().strip()}\n")
         time.sleep(0.1)  # slow enough that the second process, started by a fork, takes chunks too
-        return real(self, found, k, widen, pages)
+        return real(self, found, rare, k, widen, pages)
 
     monkeypatch.setattr(LexicalIndex, "_nearest", logged)
     looks: list[int] = []
@@ -500,7 +502,12 @@ def test_the_neighbours_queries_hold_no_reduced_rows_no_svd_and_an_index_in_a_de
     finally:
         tracemalloc.stop()
     neighbours_bytes = rows.nbytes + sims.nbytes  # 60 KB; the reduced rows 384 KB, the SVD's 2 MB
-    assert seen["held"] < neighbours_bytes + 150_000, seen["held"]
+    # and the rare terms' pages (~0.5 MB) with the first step's candidates by them (~0.3 MB)
+    rare = RareTerms(index.matrix)
+    rare_bytes = rare.column.nbytes + sum(a.nbytes for a in (rare.pages_of.data, rare.pages_of.indices,
+                                                             rare.pages_of.indptr))
+    step_bytes = sum(sys.getsizeof(c) for c in rare.candidates(range(min(1500, lexical.QUERY_STEP)), 10))
+    assert seen["held"] < neighbours_bytes + rare_bytes + step_bytes + 150_000, seen["held"]
     assert seen["mapped"] and all(line.endswith("(deleted)") for line in seen["mapped"])
     assert list(tmp_path.iterdir()) == []
     assert rows.shape == (1500, 5) and (rows >= 0).all()
@@ -668,3 +675,45 @@ def test_mention_weights_of_a_block_are_each_sources_mentions() -> None:
     hidden = np.zeros(len(uses), dtype=bool)
     hidden[:20] = True
     assert names.without_links(columns, hidden).mention_weights([0, 1]) is None
+
+
+def test_rare_terms_pick_the_pages_that_share_a_page_s_rarest_highest_weighted_words() -> None:
+    """A page's candidates are the pages holding its highest-weighted terms among those on few
+    pages, best by the part of the cosine those terms make; never the page itself; a term on more
+    pages than the limit picks none."""
+    documents = ["zebra quokka common", "zebra common", "quokka common", "common other",
+                 "zebra quokka", "unrelated words"]
+    index = LexicalIndex(documents)
+    everyone = RareTerms(index.matrix, most=10, terms=10)
+    assert [sorted(c.tolist()) for c in everyone.candidates(range(6), 10)] == [
+        [1, 2, 3, 4], [0, 2, 3, 4], [0, 1, 3, 4], [0, 1, 2], [0, 1, 2], []]
+    rare = RareTerms(index.matrix, most=3, terms=10)  # "common" (4 pages) picks no candidates
+    assert [sorted(c.tolist()) for c in rare.candidates(range(6), 10)] == [
+        [1, 2, 4], [0, 4], [0, 4], [], [0, 1, 2], []]
+    assert [len(c) for c in rare.candidates(range(6), 1)] == [1, 1, 1, 0, 1, 0]  # the best one
+    # only the highest-weighted rare term: "zebra" and "quokka" weigh the same in page 0 (each on
+    # three pages), so the lower column (the terms are in alphabetical order): "quokka", on 2 and 4
+    one = RareTerms(index.matrix, most=3, terms=1)
+    assert sorted(one.candidates(range(1), 10)[0].tolist()) == [2, 4]
+
+
+def test_rare_terms_find_the_neighbours_a_reduction_of_too_few_dimensions_loses(monkeypatch) -> None:
+    """More topics (200, six pages each) than the reduction's dimensions (the synthetic million's
+    case): its candidates miss many exact neighbours; with the pages' rare terms' candidates they
+    are the exact ones."""
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}" for i in range(8000)]
+    common = [f"c{i}" for i in range(50)]
+    docs = [" ".join([vocab[int(w)] for w in rng.choice(40, 30) + 40 * (d % 200)]
+                     + [common[int(w)] for w in rng.choice(50, 30)]) for d in range(1200)]
+    index = LexicalIndex(docs)
+    exact_rows, exact_sims = index.neighbours(3)
+
+    def found(rows: np.ndarray) -> float:
+        return sum(len(set(a) & set(b)) for a, b in zip(rows.tolist(), exact_rows.tolist(), strict=True)) \
+            / exact_rows.size
+
+    rows, sims = index.approximate_neighbours(3, dims=4)
+    assert found(rows) == 1.0 and np.allclose(sims, exact_sims, atol=1e-5)
+    monkeypatch.setattr(RareTerms, "candidates", lambda self, pages, count: [np.zeros(0, int)] * len(pages))
+    assert found(index.approximate_neighbours(3, dims=4)[0]) < 0.8

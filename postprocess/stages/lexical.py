@@ -39,6 +39,7 @@ from postprocess.stages.links import distinct, first_seen, ranges
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
+from postprocess.stages.rare_terms import RareTerms
 from postprocess.stages.spill import ArrayFile, OnDisk, mapped, mapped_zeros
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
@@ -284,8 +285,9 @@ class LexicalIndex:
                                ) -> tuple[np.ndarray, np.ndarray]:
         """Like ``neighbours`` without all-pairs products: the TF-IDF rows reduced to ``dims``
         (truncated SVD, fitted on ``fit_rows`` rows at most: a seeded sample on a larger site) go
-        into an Annoy index; each page's ``widen`` × ``k`` nearest there are re-scored with the
-        exact TF-IDF cosine (``similarities``) and the best ``k`` kept.
+        into an Annoy index; each page's ``widen`` × ``k`` nearest there and its 2 × ``k`` best by
+        its rare terms (``RareTerms``: what the reduction loses on a site of many topics) are
+        re-scored with the exact TF-IDF cosine (``similarities``) and the best ``k`` kept.
 
         The pages are queried ``QUERY_STEP`` at a time; between steps, once ``split`` says so (by
         default ``parent_waits``: the run that started this job waits for it, a core idle), the pages
@@ -314,10 +316,11 @@ class LexicalIndex:
         del blocks, svd
         give_back()
         index.build(trees, n_jobs=1)
+        rare = RareTerms(self.matrix)
         split = split or parent_waits
 
         def nearest(pages: range) -> tuple[np.ndarray, np.ndarray]:
-            return self._nearest(index, k, widen, pages)
+            return self._nearest(index, rare, k, widen, pages)
 
         start = 0
         while start < n:
@@ -332,12 +335,15 @@ class LexicalIndex:
             start = stop
         return rows, sims
 
-    def _nearest(self, index: AnnoyIndex, k: int, widen: int, pages: range) -> tuple[np.ndarray, np.ndarray]:
+    def _nearest(self, index: AnnoyIndex, rare: RareTerms, k: int, widen: int, pages: range
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """``approximate_neighbours`` of the rows ``pages`` (a step of them): (rows, similarities)."""
         rows = np.full((len(pages), k), -1, dtype=np.int32)
         sims = np.zeros((len(pages), k), dtype=np.float32)
+        by_rare_terms = rare.candidates(pages, 2 * k)
         for at, i in enumerate(pages):
             found = np.array([j for j in index.get_nns_by_item(i, widen * k + 1) if j != i], dtype=np.int64)
+            found = np.union1d(found, by_rare_terms[at])
             exact = self.similarities(i, found)
             found, exact = found[exact > 0], exact[exact > 0]
             best = np.lexsort((found, -exact))[:k]  # most similar first, then the lower row
