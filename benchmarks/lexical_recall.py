@@ -39,7 +39,7 @@ from postprocess.stages.lexical import (  # noqa: E402
     _build_on_disk,
 )
 from postprocess.stages.load import load_crawl  # noqa: E402
-from postprocess.stages.rare_terms import RareTerms  # noqa: E402
+from postprocess.stages.rare_terms import RareTerms, best_in_row  # noqa: E402
 
 K = 50
 TREES = 20
@@ -207,13 +207,7 @@ def budget_candidates(matrix: object, by_term: object, sample: np.ndarray, posti
                                   shape=(len(rows), matrix.shape[1]))
         product = sparse.csr_matrix(query @ by_term)
         for r, i in enumerate(rows.tolist()):
-            lo, hi = product.indptr[r], product.indptr[r + 1]
-            pages, partial = product.indices[lo:hi], product.data[lo:hi]
-            keep = pages != i
-            pages, partial = pages[keep], partial[keep]
-            if len(pages) > count:
-                pages = pages[np.argpartition(-partial, count - 1)[:count]]
-            found[i] = pages.astype(np.int64)
+            found[i] = best_in_row(product, r, i, count)[0].astype(np.int64)
     return found
 
 

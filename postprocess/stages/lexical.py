@@ -39,7 +39,7 @@ from postprocess.stages.links import distinct, first_seen, ranges
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
-from postprocess.stages.rare_terms import RareTerms
+from postprocess.stages.rare_terms import RareTerms, best_in_row
 from postprocess.stages.spill import ArrayFile, OnDisk, mapped, mapped_zeros
 from postprocess.stages.titles import clean_title as _clean_title
 from postprocess.stages.titles import site_title_parts as _site_title_parts
@@ -268,13 +268,7 @@ class LexicalIndex:
             product = sparse.csr_matrix(self.matrix[start : start + block] @ transposed)
             for offset in range(product.shape[0]):
                 i = start + offset
-                lo, hi = product.indptr[offset], product.indptr[offset + 1]
-                cols, vals = product.indices[lo:hi], product.data[lo:hi]
-                keep = cols != i
-                cols, vals = cols[keep], vals[keep]
-                if len(cols) > k:
-                    top = np.argpartition(-vals, k - 1)[:k]
-                    cols, vals = cols[top], vals[top]
+                cols, vals = best_in_row(product, offset, i, k)
                 order = np.argsort(-vals, kind="stable")
                 rows[i, : len(order)] = cols[order]
                 sims[i, : len(order)] = vals[order]

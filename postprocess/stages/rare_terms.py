@@ -23,6 +23,21 @@ RARE_TERMS = 10
 RARE_BLOCK_ROWS = 256
 
 
+def best_in_row(product: sparse.csr_matrix, offset: int, page: int, count: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``offset`` of a product of pages' rows with every page: its columns (pages) other than
+    ``page`` (the row's own) and their values, only the ``count`` largest where it has more (in no
+    order)."""
+    lo, hi = product.indptr[offset], product.indptr[offset + 1]
+    columns, values = product.indices[lo:hi], product.data[lo:hi]
+    keep = columns != page
+    columns, values = columns[keep], values[keep]
+    if len(columns) > count:
+        top = np.argpartition(-values, count - 1)[:count]
+        columns, values = columns[top], values[top]
+    return columns, values
+
+
 class RareTerms:
     """The TF-IDF rows' rare terms, by term, for ``candidates``."""
 
@@ -43,14 +58,8 @@ class RareTerms:
             stop = min(pages.stop, start + RARE_BLOCK_ROWS)
             product = self._query(start, stop) @ self.pages_of
             product = sparse.csr_matrix(product)
-            for offset in range(stop - start):
-                lo, hi = product.indptr[offset], product.indptr[offset + 1]
-                rows, partial = product.indices[lo:hi], product.data[lo:hi]
-                keep = rows != start + offset
-                rows, partial = rows[keep], partial[keep]
-                if len(rows) > count:
-                    rows = rows[np.argpartition(-partial, count - 1)[:count]]
-                found.append(rows.astype(np.int64))
+            found.extend(best_in_row(product, offset, start + offset, count)[0].astype(np.int64)
+                         for offset in range(stop - start))
         return found
 
     def _query(self, start: int, stop: int) -> sparse.csr_matrix:
