@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from postprocess import background
+from postprocess.memory import drop_file_pages, give_back
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
@@ -128,6 +129,10 @@ Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair 
 #: Sources ranked together: each looks up its neighbours and evidence alone, then the block's pairs
 #: are filtered, scored and pooled as columns (``find_candidates``).
 RANK_BLOCK = 256
+#: Sources ranked between two drops of the mapped files' pages from the resident set
+#: (``memory.drop_file_pages``): the page index, the page and chunk vectors and the TF-IDF matrix a
+#: block of sources reads add up, over a million pages' chunk of sources, to several GB of file pages.
+RANK_DROP_SOURCES = 8 * RANK_BLOCK
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
@@ -163,6 +168,8 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         ranked = _Ranked()
         for start in range(0, len(items), RANK_BLOCK):
             rank_block(items[start:start + RANK_BLOCK], ranked)
+            if (start + RANK_BLOCK) % RANK_DROP_SOURCES == 0:
+                drop_file_pages()
         if join:
             ranked.pool.join()
         return ranked
@@ -238,6 +245,10 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         for pair, row in chunk.duplicates.items():
             duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
     del chunks
+    # the files the ranking read (the page index, the page and chunk vectors, the TF-IDF matrix) leave
+    # the process's resident set before the caps' sort, its largest step (~7.7 GB of file pages at
+    # a million pages, beside the sort's 7.7 GB of its own)
+    give_back()
     queue = pool.capped(index.urls, pool_size or options.per_source, pool_targets or options.per_target)
     _count(rejected, "over_cap", pool.size - len(queue))
     cannibal = sorted(duplicates.values(), key=sort_key)

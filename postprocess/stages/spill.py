@@ -6,7 +6,8 @@ The files are temporary files in ``TMPDIR``, removed from their folder as soon a
 the kernel frees under memory pressure, instead of in the process.
 
 * ``BatchFile``: the batches as they are read (uncompressed, ~13 KB a page), written to an Arrow
-  IPC file and mapped back once, to be packed in page order.
+  IPC file and mapped back once (shared: the packing drops what it has read from the process's
+  resident set, ``memory.drop_file_pages``), to be packed in page order.
 * ``SpillFile``: the packed, compressed groups (~3.4 KB a page that a million pages would hold in
   memory), each read back with ``pread``. ``pread`` reads at an offset without moving the file
   position, so a forked process reads the same file (its copy of the descriptor) safely alongside
@@ -111,20 +112,16 @@ class BatchFile:
         self._writer.write_batch(batch)
 
     def read(self) -> list[pa.RecordBatch]:
-        """Every batch written, in order, its columns backed by the mapped file (read from it where
-        the system has no ``/proc/self/fd`` to map)."""
+        """Every batch written, in order, its columns backed by the mapped file."""
         if self._writer is None:
             return []
         self._writer.close()
         self._writer = None
         self._file.flush()
-        path = f"/proc/self/fd/{self._file.fileno()}"
-        if os.path.exists(path):
-            source: pa.NativeFile = pa.memory_map(path)
-        else:
-            self._file.seek(0)
-            source = pa.BufferReader(self._file.read())
-        reader = pa.ipc.open_file(source)
+        # mapped shared (Arrow's own map is private): its pages can leave the process's resident set
+        # as the packing goes (``memory.drop_file_pages``); the map holds the file open
+        region = mmap.mmap(self._file.fileno(), 0, prot=mmap.PROT_READ)
+        reader = pa.ipc.open_file(pa.BufferReader(pa.py_buffer(region)))
         return [reader.get_batch(i) for i in range(reader.num_record_batches)]
 
 
