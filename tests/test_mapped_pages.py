@@ -160,3 +160,37 @@ def test_the_rankings_file_pages_are_dropped_before_the_caps(monkeypatch):
     drop_file_pages()
     rows, _, _ = candidate_pool(crawl, embeddings, index, options)
     assert len(rows) and at_caps == [0]
+
+
+@pytest.mark.slow
+@linux
+def test_the_ranking_drops_the_file_pages_every_so_many_sources(monkeypatch):
+    """Within one process's share of the sources (a million pages' chunk is 15,625 of them), the
+    mapped files' pages are dropped every ``RANK_DROP_SOURCES`` sources: here every source."""
+    from crawlkit import SITE, SITE_LINKS, bundled_model
+
+    from postprocess.options import Options
+    from postprocess.pipeline import candidate_pool
+    from postprocess.stages import candidates
+    from postprocess.stages.embed import embed_pages
+    from postprocess.stages.index import PageIndex, build_index
+    from postprocess.stages.load import build_crawl
+
+    options = Options(min_score=0.2, min_confidence=0.0)
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    made = embed_pages(crawl, bundled_model(), options)
+    embeddings = dataclasses.replace(made, vectors=mapped(made.vectors))
+    index = build_index(embeddings.urls, embeddings.vectors, options.trees)
+    at_each_source: list[int] = []
+    neighbours = PageIndex.neighbour_columns
+
+    def noted(self, *args):  # noqa: ANN001, ANN202 - a source's neighbours, the vectors' pages noted
+        at_each_source.append(resident_of(embeddings.vectors))
+        return neighbours(self, *args)
+
+    monkeypatch.setattr(PageIndex, "neighbour_columns", noted)
+    monkeypatch.setattr(candidates, "RANK_BLOCK", 1)
+    monkeypatch.setattr(candidates, "RANK_DROP_SOURCES", 1)
+    drop_file_pages()
+    candidate_pool(crawl, embeddings, index, options)
+    assert len(at_each_source) > 3 and set(at_each_source) == {0}, at_each_source
