@@ -130,16 +130,12 @@ def test_each_chunk_a_process_takes_starts_without_the_last_ones_file_pages():
     assert max(before for before, _ in results) < MB, results
 
 
-@pytest.mark.slow
-@linux
-def test_the_rankings_file_pages_are_dropped_before_the_caps(monkeypatch):
-    """The page vectors (mapped, as a run maps them) that the ranking read are out of the resident set
-    when the caps' sort starts, the run's largest step."""
+@pytest.fixture(scope="module")
+def mapped_site():
+    """The sample site, its page vectors mapped from a file (as a run maps them) and its page index."""
     from crawlkit import SITE, SITE_LINKS, bundled_model
 
     from postprocess.options import Options
-    from postprocess.pipeline import candidate_pool
-    from postprocess.stages import candidates
     from postprocess.stages.embed import embed_pages
     from postprocess.stages.index import build_index
     from postprocess.stages.load import build_crawl
@@ -148,7 +144,18 @@ def test_the_rankings_file_pages_are_dropped_before_the_caps(monkeypatch):
     crawl = build_crawl(SITE, SITE_LINKS, [])
     made = embed_pages(crawl, bundled_model(), options)
     embeddings = dataclasses.replace(made, vectors=mapped(made.vectors))
-    index = build_index(embeddings.urls, embeddings.vectors, options.trees)
+    return crawl, embeddings, build_index(embeddings.urls, embeddings.vectors, options.trees), options
+
+
+@pytest.mark.slow
+@linux
+def test_the_rankings_file_pages_are_dropped_before_the_caps(mapped_site, monkeypatch):
+    """The page vectors that the ranking read are out of the resident set when the caps' sort starts,
+    the run's largest step."""
+    from postprocess.pipeline import candidate_pool
+    from postprocess.stages import candidates
+
+    crawl, embeddings, index, options = mapped_site
     at_caps: list[int] = []
     capped = candidates._PairColumns.capped
 
@@ -164,23 +171,14 @@ def test_the_rankings_file_pages_are_dropped_before_the_caps(monkeypatch):
 
 @pytest.mark.slow
 @linux
-def test_the_ranking_drops_the_file_pages_every_so_many_sources(monkeypatch):
+def test_the_ranking_drops_the_file_pages_every_so_many_sources(mapped_site, monkeypatch):
     """Within one process's share of the sources (a million pages' chunk is 15,625 of them), the
     mapped files' pages are dropped every ``RANK_DROP_SOURCES`` sources: here every source."""
-    from crawlkit import SITE, SITE_LINKS, bundled_model
-
-    from postprocess.options import Options
     from postprocess.pipeline import candidate_pool
     from postprocess.stages import candidates
-    from postprocess.stages.embed import embed_pages
-    from postprocess.stages.index import PageIndex, build_index
-    from postprocess.stages.load import build_crawl
+    from postprocess.stages.index import PageIndex
 
-    options = Options(min_score=0.2, min_confidence=0.0)
-    crawl = build_crawl(SITE, SITE_LINKS, [])
-    made = embed_pages(crawl, bundled_model(), options)
-    embeddings = dataclasses.replace(made, vectors=mapped(made.vectors))
-    index = build_index(embeddings.urls, embeddings.vectors, options.trees)
+    crawl, embeddings, index, options = mapped_site
     at_each_source: list[int] = []
     neighbours = PageIndex.neighbour_columns
 
