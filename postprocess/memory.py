@@ -33,14 +33,19 @@ from collections.abc import Iterator
 
 
 @functools.cache
-def _trim() -> ctypes._CFuncPtr | None:
-    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
+def _libc() -> ctypes.CDLL | None:
+    """The C library, or None where it cannot be loaded."""
     name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name) if name else None
+        return ctypes.CDLL(name) if name else None
     except OSError:
         return None
-    return getattr(libc, "malloc_trim", None)
+
+
+@functools.cache
+def _trim() -> ctypes._CFuncPtr | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl)."""
+    return getattr(_libc(), "malloc_trim", None)
 
 
 #: ``madvise``'s advice that drops a range's pages from the process (Linux's value).
@@ -50,11 +55,7 @@ _MADV_DONTNEED = 4
 @functools.cache
 def _madvise() -> ctypes._CFuncPtr | None:
     """The C library's ``madvise``, or None where there is none."""
-    name = ctypes.util.find_library("c")
-    try:
-        function = getattr(ctypes.CDLL(name, use_errno=True), "madvise", None) if name else None
-    except OSError:
-        return None
+    function = getattr(_libc(), "madvise", None)
     if function is not None:
         function.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
         function.restype = ctypes.c_int
@@ -78,12 +79,12 @@ def drop_file_pages() -> int:
     (``MADV_DONTNEED``): nothing is lost, the next read maps them again from the page cache.
     The bytes of mappings so advised (0 where the system has no ``/proc/self/maps``)."""
     madvise = _madvise()
+    if madvise is None:
+        return 0
     try:
         with open("/proc/self/maps") as maps:
             ranges = shared_file_mappings(maps.read())
     except OSError:
-        return 0
-    if madvise is None:
         return 0
     dropped = 0
     for start, end in ranges:
