@@ -4,7 +4,7 @@ RSS counts the pages of mapped files a process has touched as well as its own (a
 This runs the command, samples its process's ``/proc/PID/smaps_rollup`` every ``--every`` seconds,
 and each time the RSS reaches a new peak reads ``/proc/PID/smaps`` for the resident kB of each
 mapping (files by name, anonymous memory together); it prints the peak, when it came, the names of
-the process's children then (``ls-…``: which step was running) and the largest mappings::
+the process's descendants then (``ls-…``: which step was running) and the largest mappings::
 
     python3 benchmarks/rss_by_mapping.py --json /tmp/rss.json -- \\
         python3 -m postprocess embed --crawl CRAWL --out OUT --encoder static
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import timing  # noqa: E402
 
 
 def rollup(pid: int) -> dict[str, int]:
@@ -51,19 +53,8 @@ def resident_by_mapping(pid: int) -> Counter[str]:
 
 
 def children(pid: int) -> list[str]:
-    """The names (``comm``) of ``pid``'s child processes."""
-    names = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
-        if int(rest.split()[1]) == pid:
-            names.append(name)
-    return sorted(names)
+    """The names (``comm``: postprocess's ``ls-…``) of ``pid``'s descendants."""
+    return sorted(timing._name(child) for child in timing._tree(pid)[1:])
 
 
 def watch(command: list[str], every: float) -> dict[str, object]:
