@@ -15,13 +15,13 @@ import copy
 import os
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from postprocess import background
-from postprocess.memory import drop_file_pages, give_back
+from postprocess.memory import FilePages, give_back
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
@@ -129,10 +129,6 @@ Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair 
 #: Sources ranked together: each looks up its neighbours and evidence alone, then the block's pairs
 #: are filtered, scored and pooled as columns (``find_candidates``).
 RANK_BLOCK = 256
-#: Sources ranked between two drops of the mapped files' pages from the resident set
-#: (``memory.drop_file_pages``): the page index, the page and chunk vectors and the TF-IDF matrix a
-#: block of sources reads add up, over a million pages' chunk of sources, to several GB of file pages.
-RANK_DROP_SOURCES = 8 * RANK_BLOCK
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
@@ -140,6 +136,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
                     held_back: Mapping[tuple[str, str], str] | None = None,
                     filters: PairFilter | None = None, workers: int = 1,
+                    before_caps: Callable[[], None] | None = None,
                     ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """The ranked, capped queue, the near-duplicate pairs, and the count of each rejection.
 
@@ -151,6 +148,9 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     ``filters``: the ``PairFilter`` of this crawl over the index's pages, when made already.
     ``workers`` above 1: the sources are ranked in chunks shared with a forked second process
     (``background.in_chunks``) when there are enough of them (``background.worth_a_fork``).
+    ``before_caps`` is called once every source is ranked, before the caps' sort: a caller that lets
+    its evidence go there has the sort take the memory it held (this function holds neither the
+    evidence nor the filters by then).
 
     Every source's pairs are filtered and scored as columns, and the pairs the caps keep stay
     columns (a ``Pool``): rows are made when they are read.
@@ -166,10 +166,12 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         """The scored pairs, rejections and near-duplicate pairs of the sources ``items`` (``join``:
         each column in one piece, a chunk's result to pickle back), ``RANK_BLOCK`` sources at a time."""
         ranked = _Ranked()
+        # the page index, the page and chunk vectors and the TF-IDF matrix each block reads, at random:
+        # over a million pages' chunk of sources, several GB of file pages in the resident set
+        file_pages = FilePages()
         for start in range(0, len(items), RANK_BLOCK):
             rank_block(items[start:start + RANK_BLOCK], ranked)
-            if (start + RANK_BLOCK) % RANK_DROP_SOURCES == 0:
-                drop_file_pages()
+            file_pages.check()
         if join:
             ranked.pool.join()
         return ranked
@@ -245,9 +247,13 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         for pair, row in chunk.duplicates.items():
             duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
     del chunks
-    # the files the ranking read (the page index, the page and chunk vectors, the TF-IDF matrix) leave
-    # the process's resident set before the caps' sort, its largest step (~7.7 GB of file pages at
-    # a million pages, beside the sort's 7.7 GB of its own)
+    # what only the ranking reads goes before the caps' sort, the stage's largest step: the evidence
+    # (the names' and TF-IDF neighbours' tables, ~2 KB a page) unless the caller keeps it, the
+    # filters' linked pairs (8 bytes a link), and the files the ranking read (the page index, the
+    # page and chunk vectors, the TF-IDF matrix) out of the resident set
+    evidence = site = None
+    if before_caps is not None:
+        before_caps()
     give_back()
     queue = pool.capped(index.urls, pool_size or options.per_source, pool_targets or options.per_target)
     _count(rejected, "over_cap", pool.size - len(queue))
