@@ -270,15 +270,21 @@ def stage_rank(s: Session) -> None:
         if not s.learning.forked:
             s.learning.now()
     beside = s.learning is not None and s.learning.forked  # the learning on the second core
+
+    def let_evidence_go() -> None:
+        """Once every source is ranked, before the caps' sort: the evidence (TF-IDF, names: ~2 KB a
+        page) is the learning child's now, or the learning is done, so this process, which only
+        anchors from here on, lets its copy go (a learning redone here makes it again); emptied, as
+        the calls that handed it to the ranking still hold it."""
+        if s.learning is not None and (s.learning.forked or s.learning.done) and s.evidence is not None:
+            s.learning.forget(s.evidence)
+            s.evidence.release()
+            s.evidence = None
+
     s.rows, s.cannibal, s.rejected = s.timed(
         "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
-                                       held_back=held_back, workers=ranking_workers(s.options, beside)))
-    if s.learning is not None and (s.learning.forked or s.learning.done):
-        # The evidence (TF-IDF, names: ~4 KB a page) is the learning child's now, or the learning is
-        # done: this process, which only anchors from here on, lets its copy go (a learning redone
-        # here makes it again).
-        s.learning.forget(s.evidence)
-        s.evidence = None
+                                       held_back=held_back, workers=ranking_workers(s.options, beside),
+                                       before_caps=let_evidence_go))
     write_parquet(s.out / "candidates.parquet", s.rows)
     write_cannibalisation(s.out, s.cannibal, crawl)
     # the report needs only their number: the rows (one a near-duplicate pair, ~1.1 a page on a

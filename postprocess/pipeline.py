@@ -59,15 +59,16 @@ def candidate_pool(crawl: Crawl, embeddings: Embeddings, index: PageIndex, optio
                    evidence: Evidence | None = None, sources: frozenset[str] | None = None,
                    held_back: Mapping[tuple[str, str], str] | None = None,
                    filters: PairFilter | None = None, workers: int = 1,
+                   before_caps: Callable[[], None] | None = None,
                    ) -> tuple[Pool, list[Suggestion], Counter[str]]:
     """Filtered, scored pairs as columns, at most POOL_FACTOR × the caps per source and target;
-    pairs in ``held_back`` (decided by an editor) are never among them; ``workers``: see
-    ``find_candidates``."""
+    pairs in ``held_back`` (decided by an editor) are never among them; ``workers`` and
+    ``before_caps``: see ``find_candidates``."""
     return find_candidates(crawl, embeddings, index, options,
                            pool_size=POOL_FACTOR * max(options.per_source, 1),
                            pool_targets=POOL_FACTOR * max(options.per_target, 1),
                            evidence=evidence, sources=sources, held_back=held_back, filters=filters,
-                           workers=workers)
+                           workers=workers, before_caps=before_caps)
 
 
 def anchor_pool(crawl: Crawl, rows: Pool | Sequence[Suggestion], embeddings: Embeddings,
