@@ -33,7 +33,7 @@ from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names, proper_nouns
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.lexical import PageDocuments, page_document
-from postprocess.stages.links import Link, LinkTable, distinct, first_seen, links_table
+from postprocess.stages.links import Link, LinkTable, distinct, distinct_joined, first_seen, links_table
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
 from postprocess.stages.spill import BatchFile, SpillFile
@@ -683,3 +683,20 @@ def test_the_pairs_a_table_links_are_found_a_step_of_links_at_a_time(monkeypatch
     finally:
         tracemalloc.stop()
     assert np.array_equal(found, links.distinct(wanted)) and peak < 8 * len(big)
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [1], [7], [1000, 0, 300, 1]])
+def test_joined_pieces_distinct_keys_are_numpys_unique_and_the_pieces_let_go(sizes):
+    """``distinct_joined``: the distinct values of sorted pieces that overlap (a step of links per
+    piece), sorted in place once joined; the list is emptied."""
+    rng = np.random.default_rng(len(sizes))
+    pieces = [np.sort(rng.integers(0, 500, size)) for size in sizes]
+    given = [piece.copy() for piece in pieces]
+    expected = np.unique(np.concatenate(given)) if given else np.zeros(0, dtype=np.int64)
+    got = distinct_joined(pieces)
+    assert np.array_equal(got, expected) and got.dtype == np.int64 and pieces == []
+
+
+def test_a_single_piece_is_not_sorted_in_place():
+    piece = np.array([5, 3, 3, 1], dtype=np.int64)
+    assert list(distinct_joined([piece])) == [1, 3, 5] and list(piece) == [5, 3, 3, 1]

@@ -30,7 +30,7 @@ from linkspider.items import PROSE_KINDS
 from postprocess.background import available_workers, in_chunks, worth_a_fork
 from postprocess.options import Options
 from postprocess.stages.candidates import Suggestion, target_exclusion
-from postprocess.stages.links import LinkTable, distinct, in_sorted, pair_set
+from postprocess.stages.links import LinkTable, distinct, distinct_joined, in_sorted, pair_set
 from postprocess.stages.load import Crawl, resolve
 from postprocess.stages.suggestions import part_columns
 
@@ -269,13 +269,13 @@ def _editor_links_from_columns(crawl: Crawl, options: Options) -> EditorLinks | 
             source, target = source[known], target[known]
             linked = in_sorted(table_keys, table_id[source] * n + table_id[target])
             found.append(distinct(source[linked] * len(pages) + target[linked]))
-        return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        return distinct_joined(found)
 
     groups = range(len(store.groups))
     split = worth_a_fork(len(groups), options.workers or available_workers(), EDITOR_LINKS_SPLIT_GROUPS)
     chunk = max(EDITOR_LINKS_CHUNK_GROUPS, len(groups) // 32)
     found = list(in_chunks(found_in, groups, fork=split, chunk=chunk, name="ls-editor-links"))
-    keys = distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    keys = distinct_joined(found)
     return EditorLinks([p.url for p in pages], keys // len(pages), keys % len(pages))
 
 

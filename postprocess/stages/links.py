@@ -153,7 +153,7 @@ class LinkTable(Sequence[Link]):
             step = slice(start, start + KEY_STEP)
             linked = self.source[step].astype(np.int64) * n + self.target[step]
             found.append(linked[in_sorted(keys, linked)])
-        return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        return distinct_joined(found)
 
     def by_source(self) -> TargetsBySource:
         """Source URL → the set of URLs it links, made when asked (``linked_from`` without the sets)."""
@@ -235,6 +235,23 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+def distinct_joined(pieces: list[np.ndarray]) -> np.ndarray:
+    """``distinct(np.concatenate(pieces))`` (int64; empty without pieces), the list emptied as the
+    pieces are joined: the joined values are sorted in place, not copied beside the pieces (~17
+    bytes a value at the peak, where ~33; a million synthetic pages' links: ~2 GB of it)."""
+    if not pieces:
+        return np.zeros(0, dtype=np.int64)
+    joined = np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0])
+    pieces.clear()
+    joined.sort()
+    if len(joined) < 2:
+        return joined
+    keep = np.empty(len(joined), dtype=bool)
+    keep[0] = True
+    np.not_equal(joined[1:], joined[:-1], out=keep[1:])
+    return joined[keep]
 
 
 def ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
@@ -330,7 +347,7 @@ def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool 
         found.append(distinct(source[both] * len(items) + target[both]))
     if len(found) == 1:
         return found[0]
-    return distinct(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    return distinct_joined(found)
 
 
 #: Links made keys at a time by ``linked_keys`` (~40 bytes each while they are).
