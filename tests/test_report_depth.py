@@ -59,6 +59,52 @@ def test_edges_hold_four_bytes_a_link_and_make_their_keys_when_asked():
     assert Edges([], edges.keys[:0]).keys.tolist() == [] and len(Edges([], edges.keys[:0])) == 0
 
 
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_the_queues_links_go_into_place_a_block_of_sources_at_a_time(monkeypatch, block):
+    """``plus`` finds each new link's place a block of sources at a time: the same edges as the set of
+    old and new pairs, for blocks with nothing new, sources with no link yet, repeats and links
+    already there."""
+    import random
+
+    from postprocess.apps.report import graph
+
+    monkeypatch.setattr(graph, "PLUS_BLOCK_SOURCES", block)
+    rng = random.Random(block)
+    pages = [f"https://s.test/{i}" for i in range(40)]
+    old = {(rng.choice(pages[:30]), rng.choice(pages)) for _ in range(150)}
+    new = [(rng.choice(pages), rng.choice(pages)) for _ in range(60)]
+    new += [*sorted(old)[:10], (pages[39], pages[0]), (pages[39], pages[0])]
+    edges = Edges.from_pairs(old, pages).plus(new)
+    expected = Edges.from_pairs(old | set(new), pages)
+    assert edges.targets.tolist() == expected.targets.tolist()
+    assert edges.indptr.tolist() == expected.indptr.tolist() and edges == expected
+
+
+def test_adding_the_queues_links_makes_no_key_for_every_link(monkeypatch):
+    """A million pages' links are ~60M: ``plus`` holds the result's targets (4 bytes a link) and one
+    block's keys, not every link's key (8 bytes) and the keys with the new ones inserted (8 more)."""
+    import tracemalloc
+
+    import numpy as np
+
+    from postprocess.apps.report import graph
+
+    monkeypatch.setattr(graph, "PLUS_BLOCK_SOURCES", 1024)
+    rng = np.random.default_rng(0)
+    pages = [f"https://s.test/{i}" for i in range(20_000)]
+    keys = np.unique(rng.integers(0, 20_000, 2_000_000) * 20_000 + rng.integers(0, 20_000, 2_000_000))
+    edges = Edges(pages, keys[keys // 20_000 != keys % 20_000])
+    new = [(pages[i], pages[(i * 7 + 1) % 20_000]) for i in range(0, 20_000, 3)]
+    tracemalloc.start()
+    try:
+        added = edges.plus(new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert added.links() > edges.links()
+    assert peak < 6 * edges.links(), (peak, edges.links())  # the result's 4 bytes a link and a block's keys
+
+
 def test_the_graph_separates_content_links_from_all_links():
     graph = link_graph(crawl())
     assert graph.start == S == start_page(crawl())
