@@ -18,9 +18,7 @@ the TF-IDF matrix) are read through the page cache, but every page of them the p
 stays in its resident set until the mapping goes: at a million pages the loader's batches alone
 put ~13 GB of file pages in the main process's RSS, beside its own memory. ``drop_file_pages``
 takes them out (the data stays in the page cache and in the file, and is mapped again by the next
-read of it, a minor fault), and ``give_back`` does it too. A long pass that reads mapped files at
-random (the ranking's page index and vectors) checks its file pages as it goes (``FilePages``) and
-drops them when they pass ``FILE_PAGES_LIMIT``.
+read of it, a minor fault), and ``give_back`` does it too.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ import functools
 import gc
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 
 @functools.cache
@@ -94,43 +91,6 @@ def drop_file_pages() -> int:
         if madvise(start, end - start, _MADV_DONTNEED) == 0:
             dropped += end - start
     return dropped
-
-
-#: Bytes of mapped files' pages a long pass lets its process keep in the resident set, above what a
-#: drop leaves there (libraries' code, privately mapped files), before ``FilePages.check`` drops
-#: them: a million pages' ranking reads ~1.8 GB of them every 1,000 sources it ranks, a hundred
-#: thousand pages' ~0.5 GB in all (the limit never reached).
-FILE_PAGES_LIMIT = 1 << 30
-
-
-def resident_file_bytes(status: Path = Path("/proc/self/status")) -> int | None:
-    """The bytes of mapped files' pages in this process's resident set (``RssFile`` and ``RssShmem``:
-    counters the kernel keeps, read without walking the page tables), None where there are none."""
-    try:
-        text = status.read_text()
-    except OSError:
-        return None
-    found = [int(line.split()[1]) * 1024 for line in text.splitlines()
-             if line.startswith(("RssFile:", "RssShmem:"))]
-    return sum(found) if found else None
-
-
-class FilePages:
-    """The mapped files' pages of a long pass kept under ``limit`` bytes (``FILE_PAGES_LIMIT`` when
-    None) above what a drop cannot take: ``check`` between two steps of it."""
-
-    def __init__(self, limit: int | None = None) -> None:
-        self.limit = FILE_PAGES_LIMIT if limit is None else limit
-        self.floor = resident_file_bytes()
-
-    def check(self) -> bool:
-        """Drop the mapped files' pages (``drop_file_pages``) if they are over the limit; whether it did."""
-        now = resident_file_bytes()
-        if now is None or self.floor is None or now <= self.floor + self.limit:
-            return False
-        drop_file_pages()
-        self.floor = resident_file_bytes()  # what the drop left: the limit counts from there
-        return True
 
 
 def give_back() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from postprocess.memory import FilePages, drop_file_pages, resident_file_bytes, shared_file_mappings
+from postprocess.memory import drop_file_pages, shared_file_mappings
 from postprocess.stages.spill import BatchFile, mapped
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's /proc/self/smaps")
@@ -171,12 +171,9 @@ def test_the_rankings_file_pages_are_dropped_before_the_caps(mapped_site, monkey
 
 @pytest.mark.slow
 @linux
-@pytest.mark.parametrize("limit", [0, 1 << 30])
-def test_the_ranking_drops_the_file_pages_over_the_limit(mapped_site, monkeypatch, limit):
+def test_the_ranking_drops_the_file_pages_every_so_many_sources(mapped_site, monkeypatch):
     """Within one process's share of the sources (a million pages' chunk is 15,625 of them), the
-    mapped files' pages are dropped when they pass ``FILE_PAGES_LIMIT`` (checked after each block):
-    with none allowed, before every source; with a GB allowed, never on a small site."""
-    from postprocess import memory
+    mapped files' pages are dropped every ``RANK_DROP_SOURCES`` sources: here every source."""
     from postprocess.pipeline import candidate_pool
     from postprocess.stages import candidates
     from postprocess.stages.index import PageIndex
@@ -191,32 +188,7 @@ def test_the_ranking_drops_the_file_pages_over_the_limit(mapped_site, monkeypatc
 
     monkeypatch.setattr(PageIndex, "neighbour_columns", noted)
     monkeypatch.setattr(candidates, "RANK_BLOCK", 1)
-    monkeypatch.setattr(memory, "FILE_PAGES_LIMIT", limit)
+    monkeypatch.setattr(candidates, "RANK_DROP_SOURCES", 1)
     drop_file_pages()
     candidate_pool(crawl, embeddings, index, options)
-    assert len(at_each_source) > 3
-    if limit:
-        assert max(at_each_source[1:]) > 0, at_each_source
-    else:
-        assert set(at_each_source) == {0}, at_each_source
-
-
-@linux
-def test_a_pass_drops_its_file_pages_only_past_the_limit():
-    values = mapped(np.arange(8 * MB // 8, dtype=np.int64))
-    drop_file_pages()
-    roomy, tight = FilePages(limit=64 * MB), FilePages(limit=2 * MB)
-    int(values.sum())  # every page read
-    assert not roomy.check()
-    assert resident_of(values) >= 8 * MB
-    assert tight.check()
-    assert resident_of(values) < MB
-    assert not tight.check()  # counted from what the drop left
-
-
-def test_the_resident_file_pages_are_the_files_and_shared_memorys(tmp_path):
-    status = tmp_path / "status"
-    status.write_text("Name:\tpython3\nVmRSS:\t  900 kB\nRssAnon:\t  700 kB\nRssFile:\t  150 kB\n"
-                      "RssShmem:\t   50 kB\nVmSwap:\t    0 kB\n")
-    assert resident_file_bytes(status) == 200 * 1024
-    assert resident_file_bytes(tmp_path / "missing") is None
+    assert len(at_each_source) > 3 and set(at_each_source) == {0}, at_each_source

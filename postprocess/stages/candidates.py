@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from postprocess import background
-from postprocess.memory import FilePages, give_back
+from postprocess.memory import drop_file_pages, give_back
 from postprocess.options import Options
 from postprocess.stages import scoring
 from postprocess.stages.embed import Embeddings
@@ -129,6 +129,12 @@ Duplicates = dict[tuple[str, str], Suggestion]  # unordered near-duplicate pair 
 #: Sources ranked together: each looks up its neighbours and evidence alone, then the block's pairs
 #: are filtered, scored and pooled as columns (``find_candidates``).
 RANK_BLOCK = 256
+#: Sources ranked between two drops of the mapped files' pages from the resident set
+#: (``memory.drop_file_pages``): the page index, the page and chunk vectors and the TF-IDF matrix a
+#: block of sources reads add up, over a million pages' chunk of sources, to several GB of file pages
+#: (a drop after every block, whenever they passed 1 GiB, was measured: ~1.7 GB is read by one block,
+#: so the peak fell only 3.7 → 2.9 GB for +73 CPU s re-mapping them; docs/benchmarks.md).
+RANK_DROP_SOURCES = 8 * RANK_BLOCK
 
 
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
@@ -166,12 +172,10 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
         """The scored pairs, rejections and near-duplicate pairs of the sources ``items`` (``join``:
         each column in one piece, a chunk's result to pickle back), ``RANK_BLOCK`` sources at a time."""
         ranked = _Ranked()
-        # the page index, the page and chunk vectors and the TF-IDF matrix each block reads, at random:
-        # over a million pages' chunk of sources, several GB of file pages in the resident set
-        file_pages = FilePages()
         for start in range(0, len(items), RANK_BLOCK):
             rank_block(items[start:start + RANK_BLOCK], ranked)
-            file_pages.check()
+            if (start + RANK_BLOCK) % RANK_DROP_SOURCES == 0:
+                drop_file_pages()
         if join:
             ranked.pool.join()
         return ranked
