@@ -12,10 +12,12 @@ import functools
 import hashlib
 import importlib.util
 import sys
-from collections.abc import Iterable
+import tracemalloc
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +26,20 @@ from linkspider.items import LINK_SCHEMA, PAGE_SCHEMA, SKIP_SCHEMA
 
 BASE = "https://example.test"
 FETCHED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+T = TypeVar("T")
+
+
+def traced_peak(work: Callable[[], T]) -> tuple[T, int]:
+    """``work()``'s value and the most bytes Python and NumPy held above what was held before it
+    (``tracemalloc``'s peak, tracing only while it runs)."""
+    tracemalloc.start()
+    try:
+        value = work()
+        return value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def module_from_file(name: str, path: Path) -> ModuleType:

@@ -23,6 +23,7 @@ from crawlkit import (
     link,
     page,
     skip,
+    traced_peak,
     url,
     write_crawl,
 )
@@ -610,8 +611,6 @@ def test_in_sorted_looks_values_up_a_batch_at_a_time(monkeypatch):
     in batches of values as at once, across a batch's edge, and its transients stay a batch's:
     6M values traced at most ~6 bytes each (a mask byte and a batch's places), where all at once
     they took ~16."""
-    import tracemalloc
-
     from postprocess.stages import links
 
     rng = np.random.default_rng(0)
@@ -619,12 +618,7 @@ def test_in_sorted_looks_values_up_a_batch_at_a_time(monkeypatch):
     wanted = rng.integers(0, 10**9, 6_000_000)
     wanted[::7] = keys[rng.integers(0, len(keys), len(wanted[::7]))]
     expected = np.isin(wanted, keys)
-    tracemalloc.start()
-    try:
-        found = links.in_sorted(keys, wanted)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = traced_peak(lambda: links.in_sorted(keys, wanted))
     assert np.array_equal(found, expected) and found.sum() >= len(wanted) // 7
     assert peak < 8 * len(wanted)
     monkeypatch.setattr(links, "IN_SORTED_BATCH", 5)
@@ -656,8 +650,6 @@ def test_the_pairs_a_table_links_are_found_a_step_of_links_at_a_time(monkeypatch
     """``LinkTable.linked_among`` (a confidence fold's hidden pairs that the site links) gives what
     every link's key at once gives, across a step's edge, with pairs it does not link, twice linked
     pairs and no links; a step's keys at a time, not every link's (8 bytes a link)."""
-    import tracemalloc
-
     from postprocess.stages import links
 
     rng = random.Random(4)
@@ -676,12 +668,7 @@ def test_the_pairs_a_table_links_are_found_a_step_of_links_at_a_time(monkeypatch
         links.Link(urls[i % 300], urls[(i // 300) % 300], "a") for i in range(400_000))
     monkeypatch.setattr(links, "KEY_STEP", 1 << 14)
     wanted = np.sort(big.pair_keys()[:100])
-    tracemalloc.start()
-    try:
-        found = big.linked_among(wanted)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    found, peak = traced_peak(lambda: big.linked_among(wanted))
     assert np.array_equal(found, links.distinct(wanted)) and peak < 8 * len(big)
 
 

@@ -83,9 +83,8 @@ def test_the_queues_links_go_into_place_a_block_of_sources_at_a_time(monkeypatch
 def test_adding_the_queues_links_makes_no_key_for_every_link(monkeypatch):
     """A million pages' links are ~60M: ``plus`` holds the result's targets (4 bytes a link) and one
     block's keys, not every link's key (8 bytes) and the keys with the new ones inserted (8 more)."""
-    import tracemalloc
-
     import numpy as np
+    from crawlkit import traced_peak
 
     from postprocess.apps.report import graph
 
@@ -95,12 +94,7 @@ def test_adding_the_queues_links_makes_no_key_for_every_link(monkeypatch):
     keys = np.unique(rng.integers(0, 20_000, 2_000_000) * 20_000 + rng.integers(0, 20_000, 2_000_000))
     edges = Edges(pages, keys[keys // 20_000 != keys % 20_000])
     new = [(pages[i], pages[(i * 7 + 1) % 20_000]) for i in range(0, 20_000, 3)]
-    tracemalloc.start()
-    try:
-        added = edges.plus(new)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    added, peak = traced_peak(lambda: edges.plus(new))
     assert added.links() > edges.links()
     assert peak < 6 * edges.links(), (peak, edges.links())  # the result's 4 bytes a link and a block's keys
 

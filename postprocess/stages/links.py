@@ -228,7 +228,11 @@ class LinkTable(Sequence[Link]):
 def distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` by a sort: NumPy 2.4's ``unique`` takes a hashing path that is ~150×
     slower on millions of distinct int64 keys (6.8M link keys: 7.9 s, sorted here in 0.05 s)."""
-    ordered = np.sort(np.asarray(values))
+    return _without_repeats(np.sort(np.asarray(values)))
+
+
+def _without_repeats(ordered: np.ndarray) -> np.ndarray:
+    """Sorted ``ordered`` with each value once."""
     if len(ordered) < 2:
         return ordered
     keep = np.empty(len(ordered), dtype=bool)
@@ -246,12 +250,7 @@ def distinct_joined(pieces: list[np.ndarray]) -> np.ndarray:
     joined = np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0])
     pieces.clear()
     joined.sort()
-    if len(joined) < 2:
-        return joined
-    keep = np.empty(len(joined), dtype=bool)
-    keep[0] = True
-    np.not_equal(joined[1:], joined[:-1], out=keep[1:])
-    return joined[keep]
+    return _without_repeats(joined)
 
 
 def ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
