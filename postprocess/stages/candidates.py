@@ -133,7 +133,8 @@ RANK_BLOCK = 256
 #: (``memory.drop_file_pages``): the page index, the page and chunk vectors and the TF-IDF matrix a
 #: block of sources reads add up, over a million pages' chunk of sources, to several GB of file pages
 #: (a drop after every block, whenever they passed 1 GiB, was measured: ~1.7 GB is read by one block,
-#: so the peak fell only 3.7 → 2.9 GB for +73 CPU s re-mapping them; docs/benchmarks.md).
+#: so the peak fell only 3.7 → 2.9 GB, and the ranking took 302 → 448 s re-mapping them;
+#: docs/benchmarks.md).
 RANK_DROP_SOURCES = 8 * RANK_BLOCK
 
 
@@ -252,9 +253,9 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
             duplicates.setdefault(pair, row)  # the first source to find a pair writes its row
     del chunks
     # what only the ranking reads goes before the caps' sort, the stage's largest step: the evidence
-    # (the names' and TF-IDF neighbours' tables, ~2 KB a page) unless the caller keeps it, the
-    # filters' linked pairs (8 bytes a link), and the files the ranking read (the page index, the
-    # page and chunk vectors, the TF-IDF matrix) out of the resident set
+    # (the names' and TF-IDF neighbours' tables) unless the caller keeps it, the filters' linked pairs
+    # (8 bytes a link) — with the evidence ~1.1 GB at a million pages — and the files the ranking
+    # read (the page index, the page and chunk vectors, the TF-IDF matrix) out of the resident set
     evidence = site = None
     if before_caps is not None:
         before_caps()

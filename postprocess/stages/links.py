@@ -244,7 +244,7 @@ def _without_repeats(ordered: np.ndarray) -> np.ndarray:
 def distinct_joined(pieces: list[np.ndarray]) -> np.ndarray:
     """``distinct(np.concatenate(pieces))`` (int64; empty without pieces), the list emptied as the
     pieces are joined: the joined values are sorted in place, not copied beside the pieces (~17
-    bytes a value at the peak, where ~33; a million synthetic pages' links: ~2 GB of it)."""
+    bytes a value at the peak, where ~33)."""
     if not pieces:
         return np.zeros(0, dtype=np.int64)
     joined = np.concatenate(pieces) if len(pieces) > 1 else np.array(pieces[0])

@@ -148,8 +148,8 @@ class Evidence:
         return self
 
     def release(self) -> None:
-        """Let go of the site's tables (the names, the TF-IDF index and its neighbours: ~2 KB a page at
-        a million pages) once nothing will rank with this evidence again: a later use fails."""
+        """Let go of the site's tables (the names, the TF-IDF index and its neighbours) once nothing
+        will rank with this evidence again: a later use fails."""
         del self.site
 
     def with_links(self, crawl: Crawl) -> Evidence:
