@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,9 +37,13 @@ class Edges(Mapping[str, frozenset[str]]):
     @property
     def keys(self) -> np.ndarray:
         """source × len(pages) + target of each edge, sorted (made from the CSR arrays)."""
+        return self._keys_of(0, len(self.pages))
+
+    def _keys_of(self, first: int, last: int) -> np.ndarray:
+        """``keys`` of the edges from the sources ``first`` … ``last - 1``."""
         n = len(self.pages)
-        sources = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
-        return sources * n + self.targets
+        sources = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(self.indptr[first:last + 1]))
+        return sources * n + self.targets[self.indptr[first]:self.indptr[last]]
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, str]], pages: Sequence[str],
@@ -57,22 +62,18 @@ class Edges(Mapping[str, frozenset[str]]):
         link beside the result's 4: ~1 GB at a million synthetic pages, three times a report)."""
         more = Edges.from_pairs(pairs, self.pages, self.number).keys
         n = len(self.pages)
-        places, targets = [], []
+        places, new_keys = [], []
         bounds = np.searchsorted(more, np.arange(0, n + PLUS_BLOCK_SOURCES, PLUS_BLOCK_SOURCES) * n)
         for block, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
             if lo == hi:
                 continue
             first = block * PLUS_BLOCK_SOURCES
-            last = min(n, first + PLUS_BLOCK_SOURCES)
-            start, end = int(self.indptr[first]), int(self.indptr[last])
-            keys = np.repeat(np.arange(first, last, dtype=np.int64) * n, np.diff(self.indptr[first:last + 1]))
-            keys += self.targets[start:end]
+            keys = self._keys_of(first, min(n, first + PLUS_BLOCK_SOURCES))
             new = more[lo:hi][~in_sorted(keys, more[lo:hi])]
-            places.append(start + np.searchsorted(keys, new))
-            targets.append(new)
-        added = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
-        edges = Edges.__new__(Edges)
-        edges.pages, edges.number = self.pages, self.number
+            places.append(self.indptr[first] + np.searchsorted(keys, new))
+            new_keys.append(new)
+        added = np.concatenate(new_keys) if new_keys else np.zeros(0, dtype=np.int64)
+        edges = copy.copy(self)  # the same pages and numbers; the arrays made anew below
         edges.targets = np.insert(self.targets, np.concatenate(places) if places else added,
                                   (added % max(n, 1)).astype(np.int32))
         edges.indptr = self.indptr + np.searchsorted(added // max(n, 1), np.arange(n + 1))
