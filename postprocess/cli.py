@@ -15,6 +15,7 @@ rerun alone; ``run`` (the default) does them all in one process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -282,12 +283,16 @@ def stage_rank(s: Session) -> None:
             s.evidence.release()
             s.evidence = None
 
-    s.rows, s.cannibal, s.rejected = s.timed(
-        "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
-                                       held_back=held_back, workers=ranking_workers(s.options, beside),
-                                       before_caps=let_evidence_go))
-    write_parquet(s.out / "candidates.parquet", s.rows)
-    write_cannibalisation(s.out, s.cannibal, crawl)
+    # the ranking reads none of the finder's tables: on disk through it and the writes, unless a
+    # learning child beside it holds them (its pages are that child's too: nothing would be freed)
+    aside = s.finder.tables_aside() if s.finder is not None and not beside else contextlib.nullcontext()
+    with aside:
+        s.rows, s.cannibal, s.rejected = s.timed(
+            "rank", lambda: candidate_pool(crawl, s.embeddings, s.index, s.options, s.evidence,
+                                           held_back=held_back, workers=ranking_workers(s.options, beside),
+                                           before_caps=let_evidence_go))
+        write_parquet(s.out / "candidates.parquet", s.rows)
+        write_cannibalisation(s.out, s.cannibal, crawl)
     # the report needs only their number: the rows (one a near-duplicate pair, ~1.1 a page on a
     # synthetic site) go now rather than through the anchoring and the report
     s.near_duplicates, s.cannibal = len(s.cannibal), None

@@ -10,6 +10,7 @@ confident first.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -109,13 +110,17 @@ def learn_confidence(crawl: Crawl, embeddings: Embeddings, index: PageIndex, pas
     finder = finder or AnchorFinder(crawl, options.title_anchors)
     evidence = evidence or Evidence(crawl, embeddings, options.neighbours)
     filters: list[PairFilter] = []  # the site's, made for the first fold: each fold's is it less its links
+    # a fold's ranking reads none of the finder's tables: on disk through it, unless this is a child
+    # learning beside the ranking (its pages are its parent's too: letting them go frees nothing)
+    aside = contextlib.nullcontext if learn_beside(crawl, options) else finder.tables_aside
 
     def pool(crawl: Crawl, hidden: frozenset[tuple[str, str]], sources: frozenset[str] | None
              ) -> list[Suggestion]:
         if not filters:
             filters.append(PairFilter(crawl, index.urls, options))
-        rows, _, _ = candidate_pool(crawl, embeddings, index, options, evidence.without(crawl, hidden),
-                                    sources, filters=filters[0].without(hidden), workers=workers(options))
+        with aside():
+            rows, _, _ = candidate_pool(crawl, embeddings, index, options, evidence.without(crawl, hidden),
+                                        sources, filters=filters[0].without(hidden), workers=workers(options))
         return anchor_pool(crawl, rows, embeddings, passages, options, finder=finder.without(crawl, hidden),
                            workers=workers(options))
 
