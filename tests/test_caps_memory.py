@@ -3,6 +3,7 @@ which only the ranking reads (together ~1.1 GB at a million pages)."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import weakref
 
@@ -53,3 +54,39 @@ def test_one_process_keeps_the_evidence_for_its_confidence_model(tmp_path, alive
     crawl = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS)
     assert cli.main(["run", "--crawl", str(crawl), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
     assert alive_at_caps[0] == {"evidence": True, "filters": False}
+
+
+@pytest.mark.slow
+def test_a_large_site_ranks_without_the_finders_tables(tmp_path, monkeypatch):
+    """A site that learns its confidence model in the run's process (past ``LEARN_BESIDE_MAX_PAGES``)
+    ranks — each confidence fold and the site — with the anchor finder's tables in a file, not in
+    memory, and its queue is the one a run that keeps them makes."""
+    from crawlkit import SITE, SITE_LINKS, write_crawl
+
+    from postprocess import pipeline
+    from postprocess.stages import anchors
+
+    made: list[weakref.ref] = []
+    held: list[bool] = []
+
+    def init(self, *args, _init=anchors.AnchorFinder.__init__, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        made.append(weakref.ref(self))
+        _init(self, *args, **kwargs)
+
+    capped = candidates._PairColumns.capped
+
+    def noted(self, *args):  # noqa: ANN001, ANN202 - the caps' sort, whether a finder holds its tables
+        finders = [ref() for ref in made if ref() is not None]
+        held.append(any(name in f.__dict__ for f in finders for name in anchors.AnchorFinder.TABLES))
+        return capped(self, *args)
+
+    crawl = write_crawl(tmp_path / "crawl", SITE, SITE_LINKS)
+    monkeypatch.setattr(pipeline, "LEARN_BESIDE_MAX_PAGES", 0)
+    monkeypatch.setattr(anchors.AnchorFinder, "__init__", init)
+    monkeypatch.setattr(candidates._PairColumns, "capped", noted)
+    assert cli.main(["run", "--crawl", str(crawl), "--out", str(tmp_path / "aside"), "--workers", "2"]) == 0
+    assert made and held and not any(held)
+    monkeypatch.setattr(anchors.AnchorFinder, "tables_aside", lambda self: contextlib.nullcontext())
+    assert cli.main(["run", "--crawl", str(crawl), "--out", str(tmp_path / "kept"), "--workers", "2"]) == 0
+    for name in ("suggestions.csv", "anchored.parquet", "candidates.parquet", "confidence.json"):
+        assert (tmp_path / "aside" / name).read_bytes() == (tmp_path / "kept" / name).read_bytes(), name
