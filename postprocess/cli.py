@@ -177,6 +177,7 @@ def stage_index(s: Session) -> None:
     from postprocess.pipeline import workers
     from postprocess.stages.embed import read_vectors
     from postprocess.stages.index import INDEX_FILE, build_index, save_index
+    from postprocess.stages.neighbour_table import start_table
     from postprocess.stages.scoring import start_lexical_job
 
     if s.embeddings is None:
@@ -189,6 +190,12 @@ def stage_index(s: Session) -> None:
     s.index = s.timed("index", lambda: build_index(emb.urls, emb.vectors, s.options.trees,
                                                    path=s.out / INDEX_FILE))
     save_index(s.index, s.out)
+    if s.args.command == "run":
+        # every page's nearest pages asked once, in a process of their own beside the names and the
+        # finder: the ranking reads them from a file, not the index (~1.6 GB of its pages at 1M)
+        s.index.table = start_table(str(s.out / INDEX_FILE), s.index.dimension, len(s.index.urls),
+                                    max(s.options.neighbours, s.options.per_source), s.options.search_k,
+                                    workers(s.options))
 
 
 def _vectors_and_index(s: Session) -> None:
@@ -266,6 +273,7 @@ def stage_rank(s: Session) -> None:
                                                             before_last_steps=s.evidence.wait))
         s.passages = passage_vectors(s)
         s.timed("rank", s.evidence.ready)  # the TF-IDF index, made beside the finder: before the next fork
+        s.timed("rank", s.index.ready)  # the neighbour table, made beside them: before it too
         s.learning = Background(learn_in_background, crawl, s.embeddings, s.index, s.passages, s.options,
                                 s.finder, s.evidence, fork=learn_beside(crawl, s.options))
         if not s.learning.forked:

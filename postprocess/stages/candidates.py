@@ -166,6 +166,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     if index.urls != evidence.site.urls:
         raise ValueError("the index and the page vectors list different pages")
     site = filters or PairFilter(crawl, index.urls, options)
+    index.ready()  # the neighbour table mapped before any fork (each process reads it, none waits for it)
     reference = scoring.crawl_reference_date(crawl)
     count = max(options.neighbours, options.per_source)
 

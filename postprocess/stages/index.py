@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,9 @@ from annoy import AnnoyIndex
 
 from postprocess.errors import InputError
 from postprocess.stages.output import replace_atomically
+
+if TYPE_CHECKING:
+    from postprocess.stages.neighbour_table import NeighbourTable
 
 INDEX_FILE = "index.ann"
 IDS_FILE = "index-ids.parquet"
@@ -30,13 +34,23 @@ class PageIndex:
     urls: list[str]
     dimension: int
     on_disk: Path | None = None  # the file it was built into (``on_disk_build``), if any
+    table: NeighbourTable | None = None  # every page's answer, asked once (``neighbour_table``), if made
+
+    def ready(self) -> None:
+        """Wait for the neighbour table, if one is being made (before a fork: see ``NeighbourTable``)."""
+        if self.table is not None:
+            self.table.ready()
 
     def neighbour_columns(self, item: int, count: int, search_k: int = -1) -> tuple[np.ndarray, np.ndarray]:
         """The ``count`` nearest other pages of ``item``, best first, as two columns: the items (int64)
-        and their cosine similarities (float64)."""
-        ids, distances = self.annoy.get_nns_by_item(item, count + 1, search_k=search_k,
-                                                    include_distances=True)
-        rows, cosines = np.array(ids, dtype=np.int64), np.array(distances, dtype=np.float64)
+        and their cosine similarities (float64). From the neighbour table when it holds this query's
+        answers, else from the index."""
+        if self.table is not None and self.table.fits(count, search_k):
+            rows, cosines = self.table.answer(item)
+        else:
+            ids, distances = self.annoy.get_nns_by_item(item, count + 1, search_k=search_k,
+                                                        include_distances=True)
+            rows, cosines = np.array(ids, dtype=np.int64), np.array(distances, dtype=np.float64)
         other = rows != item
         cosines = 1.0 - cosines * cosines / 2.0  # Annoy's angular distance: sqrt(2 − 2·cos), unit vectors
         return rows[other][:count], cosines[other][:count]

@@ -42,7 +42,7 @@ def read_at(fd: int, length: int, offset: int, what: str) -> bytes:
     return data
 
 
-def _write_at(fd: int, data: memoryview, offset: int) -> None:
+def write_at(fd: int, data: memoryview, offset: int) -> None:
     """All of ``data`` written to the open file ``fd`` from ``offset`` (``pwrite`` until none is left)."""
     written = 0
     while written < len(data):
@@ -161,7 +161,7 @@ class ArrayFile:
             raise RuntimeError("an ArrayFile is written by the process that made it")
         data = np.ascontiguousarray(values)
         view = memoryview(data).cast("B")
-        _write_at(self._file.fileno(), view, self._end)
+        write_at(self._file.fileno(), view, self._end)
         placed = OnDisk(self, self._end, len(data), data.dtype)
         self._end += len(view)
         return placed
@@ -182,7 +182,7 @@ def mapped(values: np.ndarray) -> np.ndarray:
         return data
     view = memoryview(data).cast("B")
     with tempfile.TemporaryFile(prefix="linkspider-mapped-") as file:
-        _write_at(file.fileno(), view, 0)
+        write_at(file.fileno(), view, 0)
         region = mmap.mmap(file.fileno(), len(view), prot=mmap.PROT_READ)  # holds the file open
     return np.frombuffer(region, dtype=data.dtype).reshape(data.shape)
 
