@@ -116,6 +116,19 @@ def write_crawl(directory: str | Path, pages: Iterable[dict], links: Iterable[di
     return directory
 
 
+def write_linked_ring(directory: str | Path, pages: int = 30) -> Path:
+    """A crawl of ``pages`` pages, each naming and linking five others in its text (five links a
+    page: links enough for the confidence model's folds)."""
+    urls = [url(f"/p{i}/") for i in range(pages)]
+    rows, links = [], []
+    for i, source in enumerate(urls):
+        named = [(f"page{(i + k) % pages}", urls[(i + k) % pages]) for k in (1, 2, 3, 5, 8)]
+        text = " ".join(f"see {name} here." for name, _ in named)
+        rows.append(page(source, f"Page {i}", text, blocks=blocks_of(text, named)))
+        links += [link(source, target) for _, target in named]
+    return write_crawl(directory, rows, links)
+
+
 def url(path: str) -> str:
     return f"{BASE}{path}"
 

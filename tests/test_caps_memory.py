@@ -61,19 +61,10 @@ def test_a_large_site_ranks_without_the_finders_tables(tmp_path, monkeypatch):
     """A site that learns its confidence model in the run's process (past ``LEARN_BESIDE_MAX_PAGES``)
     ranks — each confidence fold and the site — with the anchor finder's tables in a file, not in
     memory, and its queue is the one a run that keeps them makes."""
-    from crawlkit import blocks_of, link, page, url, write_crawl
+    from crawlkit import write_linked_ring
 
     from postprocess import pipeline
     from postprocess.stages import anchors, confidence
-
-    # thirty pages, each linking five others by name in its text: links enough for the folds
-    urls = [url(f"/p{i}/") for i in range(30)]
-    pages, links = [], []
-    for i, source in enumerate(urls):
-        named = [(f"page{(i + k) % 30}", urls[(i + k) % 30]) for k in (1, 2, 3, 5, 8)]
-        text = " ".join(f"see {name} here." for name, _ in named)
-        pages.append(page(source, f"Page {i}", text, blocks=blocks_of(text, named)))
-        links += [link(source, target) for _, target in named]
 
     made: list[weakref.ref] = []
     held: list[bool] = []
@@ -89,7 +80,7 @@ def test_a_large_site_ranks_without_the_finders_tables(tmp_path, monkeypatch):
         held.append(any(name in f.__dict__ for f in finders for name in anchors.AnchorFinder.TABLES))
         return capped(self, *args)
 
-    crawl = write_crawl(tmp_path / "crawl", pages, links)
+    crawl = write_linked_ring(tmp_path / "crawl")  # links enough for the folds
     monkeypatch.setattr(pipeline, "LEARN_BESIDE_MAX_PAGES", 0)
     monkeypatch.setattr(anchors.AnchorFinder, "__init__", init)
     monkeypatch.setattr(candidates._PairColumns, "capped", noted)

@@ -96,16 +96,9 @@ def test_the_table_leaves_no_file_behind(tmp_path, monkeypatch):
 def test_a_run_ranks_from_the_table_and_queues_as_without_it(tmp_path, monkeypatch):
     """A two-worker run makes the table and its ranking (each confidence fold's and the site's)
     reads every source's neighbours from it; every output is the one a run without it makes."""
-    from crawlkit import blocks_of, link, page, url, write_crawl
+    from crawlkit import write_linked_ring
 
-    urls = [url(f"/p{i}/") for i in range(30)]
-    pages, links = [], []
-    for i, source in enumerate(urls):
-        named = [(f"page{(i + k) % 30}", urls[(i + k) % 30]) for k in (1, 2, 3, 5, 8)]
-        text = " ".join(f"see {name} here." for name, _ in named)
-        pages.append(page(source, f"Page {i}", text, blocks=blocks_of(text, named)))
-        links += [link(source, target) for _, target in named]
-    crawl = write_crawl(tmp_path / "crawl", pages, links)
+    crawl = write_linked_ring(tmp_path / "crawl")
 
     read: list[int] = []
     answer = NeighbourTable.answer
