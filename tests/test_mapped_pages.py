@@ -192,3 +192,26 @@ def test_the_ranking_drops_the_file_pages_every_so_many_sources(mapped_site, mon
     drop_file_pages()
     candidate_pool(crawl, embeddings, index, options)
     assert len(at_each_source) > 3 and set(at_each_source) == {0}, at_each_source
+
+
+@linux
+@pytest.mark.parametrize("content_links_only", [True, False])
+def test_the_pair_filters_linked_pairs_are_file_pages_a_drop_takes_out(content_links_only):
+    """The site's filters wait through every confidence fold's anchoring (kept for the next fold's
+    ranking): their linked pairs' keys (8 bytes a link) leave the resident set with a drop, and
+    read the same after it."""
+    from crawlkit import SITE, SITE_LINKS
+
+    from postprocess.options import Options
+    from postprocess.stages.candidates import PairFilter
+    from postprocess.stages.links import linked_keys
+    from postprocess.stages.load import build_crawl
+
+    crawl = build_crawl(SITE, SITE_LINKS, [])
+    urls = sorted(p.url for p in crawl.pages)
+    filters = PairFilter(crawl, urls, Options(content_links_only=content_links_only))
+    assert len(filters.linked) and len(filters.all_linked)
+    drop_file_pages()
+    assert resident_of(filters.linked) == 0 and resident_of(filters.all_linked) == 0
+    assert np.array_equal(filters.linked, linked_keys(crawl.links, urls, content_links_only))
+    assert np.array_equal(filters.all_linked, linked_keys(crawl.links, urls))

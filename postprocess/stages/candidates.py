@@ -28,7 +28,7 @@ from postprocess.stages.embed import Embeddings
 from postprocess.stages.index import PageIndex
 from postprocess.stages.links import in_sorted, linked_keys, linked_pairs
 from postprocess.stages.load import Crawl, Link, Page, has_text
-from postprocess.stages.spill import ArrayFile, OnDisk
+from postprocess.stages.spill import ArrayFile, OnDisk, mapped
 from postprocess.stages.suggestions import Pool, Suggestion
 
 
@@ -289,8 +289,12 @@ class PairFilter:
         languages: dict[str, int] = {"": 0}
         self.language = np.array([languages.setdefault(p.lang.split("-")[0].lower(), len(languages))
                                   if p is not None and p.lang else 0 for p in self.pages], dtype=np.int64)
-        self.linked = linked_keys(crawl.links, urls, options.content_links_only)
-        self.all_linked = linked_keys(crawl.links, urls) if options.content_links_only else self.linked
+        # read only, once made: in file pages (``spill.mapped``) that a drop takes out of the resident
+        # set while the filters wait — the site's, kept for every confidence fold's ranking, waits
+        # through each fold's anchoring (its keys: ~0.5 GB at a million pages)
+        self.linked = mapped(linked_keys(crawl.links, urls, options.content_links_only))
+        self.all_linked = (mapped(linked_keys(crawl.links, urls)) if options.content_links_only
+                           else self.linked)
 
     def without(self, hidden: Iterable[tuple[str, str]]) -> PairFilter:
         """These filters for the same pages with the links of the ``hidden`` (source, target) URL
