@@ -175,6 +175,7 @@ def stage_embed(s: Session) -> None:
 
 def stage_index(s: Session) -> None:
     from postprocess.pipeline import workers
+    from postprocess.stages.candidates import neighbours_asked
     from postprocess.stages.embed import read_vectors
     from postprocess.stages.index import INDEX_FILE, build_index, save_index
     from postprocess.stages.neighbour_table import start_table
@@ -194,8 +195,7 @@ def stage_index(s: Session) -> None:
         # every page's nearest pages asked once, in a process of their own beside the names and the
         # finder: the ranking reads them from a file, not the index (~1.6 GB of its pages at 1M)
         s.index.table = start_table(str(s.out / INDEX_FILE), s.index.dimension, len(s.index.urls),
-                                    max(s.options.neighbours, s.options.per_source), s.options.search_k,
-                                    workers(s.options))
+                                    neighbours_asked(s.options), s.options.search_k, workers(s.options))
 
 
 def _vectors_and_index(s: Session) -> None:

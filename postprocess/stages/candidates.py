@@ -138,6 +138,12 @@ RANK_BLOCK = 256
 RANK_DROP_SOURCES = 8 * RANK_BLOCK
 
 
+def neighbours_asked(options: Options) -> int:
+    """How many nearest pages the ranking asks the page index for, a source at a time (what the
+    neighbour table, made before it, must hold)."""
+    return max(options.neighbours, options.per_source)
+
+
 def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, options: Options,
                     pool_size: int | None = None, pool_targets: int | None = None,
                     evidence: scoring.Evidence | None = None, sources: frozenset[str] | None = None,
@@ -168,7 +174,7 @@ def find_candidates(crawl: Crawl, embeddings: Embeddings, index: PageIndex, opti
     site = filters or PairFilter(crawl, index.urls, options)
     index.ready()  # the neighbour table mapped before any fork (each process reads it, none waits for it)
     reference = scoring.crawl_reference_date(crawl)
-    count = max(options.neighbours, options.per_source)
+    count = neighbours_asked(options)
 
     def rank(items: Sequence[int], join: bool = False) -> _Ranked:
         """The scored pairs, rejections and near-duplicate pairs of the sources ``items`` (``join``:

@@ -47,7 +47,7 @@ class NeighbourTable:
     @property
     def size(self) -> int:
         """The file's bytes: 8 a neighbour."""
-        return self.pages * self.width * 8
+        return 2 * _distances_at(self.pages, self.width)
 
     def fits(self, count: int, search_k: int) -> bool:
         """Whether it holds the answers of a query for ``count`` other pages with ``search_k``."""
@@ -70,14 +70,14 @@ class NeighbourTable:
         if written != self.pages:
             raise RuntimeError(f"the neighbour table holds {written} of {self.pages} pages")
         self._job = None
-        half = self.pages * self.width * 4
         region = mmap.mmap(self._file.fileno(), self.size, prot=mmap.PROT_READ)  # holds the file open
         self._file.close()
         self._file = None
         self._items = np.frombuffer(region, dtype=np.int32, count=self.pages * self.width
                                     ).reshape(self.pages, self.width)
         self._distances = np.frombuffer(region, dtype=np.float32, count=self.pages * self.width,
-                                        offset=half).reshape(self.pages, self.width)
+                                        offset=_distances_at(self.pages, self.width)
+                                        ).reshape(self.pages, self.width)
 
     def answer(self, item: int) -> tuple[np.ndarray, np.ndarray]:
         """The index's answer for ``item``: the items found, best first (int64), and their Annoy
@@ -89,6 +89,11 @@ class NeighbourTable:
         return row[:found].astype(np.int64), self._distances[item, :found].astype(np.float64)
 
 
+def _distances_at(pages: int, width: int) -> int:
+    """Where the table's file holds its distances: after every page's ``width`` int32 items."""
+    return pages * width * 4
+
+
 def write_table(index_file: str, dimension: int, path: str, pages: int, width: int, search_k: int) -> int:
     """Ask the index saved at ``index_file`` for each item's ``width`` nearest (``search_k``) and write
     the answers into the table's file at ``path`` (layout: ``NeighbourTable``); the pages written."""
@@ -96,7 +101,7 @@ def write_table(index_file: str, dimension: int, path: str, pages: int, width: i
     annoy.load(index_file)
     if annoy.get_n_items() != pages:
         raise ValueError(f"{index_file} holds {annoy.get_n_items()} pages, not {pages}")
-    half = pages * width * 4
+    half = _distances_at(pages, width)
     with open(path, "r+b", buffering=0) as table:
         for start in range(0, pages, WRITE_BLOCK):
             stop = min(pages, start + WRITE_BLOCK)
