@@ -7,6 +7,8 @@ import dataclasses
 import os
 import pickle
 import random
+import tracemalloc
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -30,11 +32,20 @@ from crawlkit import (
 
 from postprocess.background import Background
 from postprocess.errors import InputError
+from postprocess.stages import links as links_module
 from postprocess.stages import load
 from postprocess.stages.anchors import AnchorFinder, add_anchors, defined_names, proper_nouns
 from postprocess.stages.candidates import existing_links
 from postprocess.stages.lexical import PageDocuments, page_document
-from postprocess.stages.links import Link, LinkTable, distinct, distinct_joined, first_seen, links_table
+from postprocess.stages.links import (
+    FIRST_SEEN_BLOCK,
+    Link,
+    LinkTable,
+    distinct,
+    distinct_joined,
+    first_seen,
+    links_table,
+)
 from postprocess.stages.load import build_crawl, load_crawl
 from postprocess.stages.scoring import inbound_counts
 from postprocess.stages.spill import BatchFile, SpillFile
@@ -344,11 +355,33 @@ def test_distinct_keys_by_sorting_are_numpys_unique(size, high):
     assert np.array_equal(distinct(keys), np.unique(keys)) and distinct(keys).dtype == keys.dtype
     values, first, counts = np.unique(keys, return_index=True, return_counts=True)
     order = np.argsort(first, kind="stable")
-    got = first_seen(keys)
-    for mine, numpys in zip(got, (values[order], first[order], counts[order]), strict=True):
-        assert np.array_equal(mine, numpys)
-    if size:
-        assert list(got[1]) == sorted(got[1]) and keys[got[1][0]] == keys[0]
+    for block in (FIRST_SEEN_BLOCK, 7, 1):  # at once, and a range of values at a time
+        got = first_seen(keys, block)
+        for mine, numpys in zip(got, (values[order], first[order], counts[order]), strict=True):
+            assert np.array_equal(mine, numpys) and mine.dtype == numpys.dtype
+        if size:
+            assert list(got[1]) == sorted(got[1]) and keys[got[1][0]] == keys[0]
+
+
+def test_first_seen_sorts_many_keys_a_range_of_values_at_a_time():
+    """More keys than a block are sorted a range of values at a time: the peak beside the keys is a
+    fraction of the three arrays of 8 bytes a key that one sort of them all makes (a million pages'
+    in-content links: ~38M keys), and the answer is the one sort's, skewed keys and all."""
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 10**12, 20_000)  # ~40 links an (anchor, target) pair, some pairs far more
+    keys = np.concatenate([values[rng.integers(0, len(values), 900_000)], np.full(50_000, 42),
+                           rng.integers(0, 50, 50_000)])
+    rng.shuffle(keys)
+    whole = first_seen(keys, len(keys))
+    tracemalloc.start()
+    try:
+        parts = first_seen(keys, len(keys) // 8)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    for a, b in zip(parts, whole, strict=True):
+        assert np.array_equal(a, b)
+    assert peak < 10 * len(keys), peak / len(keys)  # one sort of them all: ~18 bytes a key
 
 
 def test_compressed_groups_live_in_an_unlinked_file_that_a_forked_process_reads(tmp_path):
@@ -687,3 +720,32 @@ def test_joined_pieces_distinct_keys_are_numpys_unique_and_the_pieces_let_go(siz
 def test_a_single_piece_is_not_sorted_in_place():
     piece = np.array([5, 3, 3, 1], dtype=np.int64)
     assert list(distinct_joined([piece])) == [1, 3, 5] and list(piece) == [5, 3, 3, 1]
+
+
+def test_anchor_groups_make_one_key_array_of_8_bytes_a_link(monkeypatch):
+    """The (anchor, target) groups of the in-content links: each link's key made in place (one array
+    of 8 bytes a link, not the three a product and a sum make) and sorted a range at a time (the
+    finder's build and its last steps, a million pages' ~38M links: ~1 GB at the peak, where ~0.5);
+    the groups are those of a loop over the links."""
+    monkeypatch.setattr(links_module, "FIRST_SEEN_BLOCK", 1 << 17)
+    rng = np.random.default_rng(5)
+    n, pages, texts = 1_000_000, 5_000, 2_000
+    source = rng.integers(0, pages, n)
+    target = rng.integers(0, pages, n) % 400  # ~2,000 groups a target text: many links a group
+    anchor = rng.integers(0, texts, n) % 50
+    position = rng.integers(0, 2, n)
+    table = LinkTable([f"u{k}" for k in range(pages)], source, target, [f"a{k}" for k in range(texts)],
+                      anchor,
+                      ["content", "nav"], position, np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
+    tracemalloc.start()
+    try:
+        groups = table.anchor_groups(skip_self=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    counted = Counter((int(a), int(t)) for s, t, a, p in zip(source, target, anchor, position, strict=True)
+                      if p == 0 and s != t)
+    assert list(zip(groups[0], groups[1], strict=True)) == list(counted)  # in the order of their first link
+    assert groups[2] == list(counted.values())
+    content = int((position == 0).sum())
+    assert peak < 20 * content, peak / content  # a product and a sum, one sort of them all: ~30
