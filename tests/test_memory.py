@@ -157,3 +157,38 @@ def test_a_run_collects_the_whole_heap_once_at_each_stages_end(tmp_path, monkeyp
     finally:
         gc.callbacks.remove(seen)
     assert started == {True: len(cli.RUNNERS["run"]), False: 0}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _trim() is None, reason="glibc's malloc_trim")
+def test_the_anchor_finders_passes_hand_back_what_each_freed(tmp_path):
+    """The finder's build hands back what each pass over the site freed before the next: its last
+    steps (the names tabled, the links indexed: its largest transients) start with nothing freed
+    and kept (a synthetic site of 4,000 pages kept ~21 MB there; 100k pages ~140, whose each pass
+    kept 40–220)."""
+    import subprocess
+
+    from postprocess.stages.anchors import AnchorFinder
+    from postprocess.stages.load import load_crawl
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, str(root / "benchmarks" / "synthetic_site.py"), "crawl",
+                    "--pages", "4000", "--out", str(tmp_path / "crawl")], check=True, capture_output=True)
+    crawl = load_crawl(tmp_path / "crawl")
+    gc.collect()
+    give_back()
+    kept: list[float] = []
+
+    def at_the_last_steps() -> None:
+        before = resident_anon_mb()
+        give_back()
+        kept.append(before - resident_anon_mb())
+
+    AnchorFinder(crawl, workers=1, before_last_steps=at_the_last_steps)
+    assert kept and kept[0] < 1.5, kept
+
+
+def resident_anon_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no RssAnon")

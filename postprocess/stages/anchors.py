@@ -829,12 +829,17 @@ class AnchorFinder:
         """``workers``: processes for the passes over every page's text (see ``background``).
         ``before_last_steps``: called once the passes are done, before the names are tabled and the
         links indexed, the build's largest transients (the run waits there for the TF-IDF process
-        to leave, so that the two never stand side by side)."""
+        to leave, so that the two never stand side by side).
+
+        What each pass freed is handed back before the next (``give_back``): the C heap keeps it,
+        while a pass's large NumPy arrays are mapped anew beside it (100k synthetic pages, one
+        process: 70–220 MB a pass kept, the last steps' transients on top of them)."""
         self.pages = {p.url: p for p in crawl.pages}
         self.aliases = crawl.aliases
         self.allow_title = allow_title
         self.site_parts = site_title_parts([p.title for p in crawl.pages])
         self.proper = proper_nouns(PageValues(crawl.pages, lambda p: p.text), workers)
+        give_back()
         self.content_pages = max(1, sum(1 for p in crawl.pages if p.kind == "content"))
         definers: dict[tuple[str, ...], set[str]] = defaultdict(set)
         for page in crawl.pages:
@@ -850,17 +855,21 @@ class AnchorFinder:
         for page in crawl.pages:
             name_pages.update({part for key, _ in self._page_names(page) for part in _sub_phrases(key)})
         self.shared_parts = frozenset(part for part, n in name_pages.items() if n > SPECIFIC_PAGES)
+        give_back()
         # one pass over the running text: pages per word, and pages per phrase that may be a name
         # (the phrases as one list, a phrase in it twice where two sources give it: the matcher
         # counts it once; no set of them all is made, and the parts' counts go first)
         counts = anchor_counts(crawl.links)
+        give_back()
         keys = [*counts[0], *name_pages, *itertools.chain.from_iterable(self.terms.values())]
         del name_pages
         self.word_pages, self.occurrences = _prose_counts(crawl, keys, workers)
         del keys
+        give_back()
         if before_last_steps is not None:
             before_last_steps()
         self._page_named = self._pages_named()
+        give_back()
         self._index_links(crawl.links, counts)
         # what the build freed, handed back: the allocator kept it (100k pages, built in one process:
         # the finder held 0.54 GB of its memory after the build, 0.31 GB once handed back; with two
