@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from postprocess.errors import InputError
 from postprocess.stages.load import Crawl
-from postprocess.stages.openings import OPENING_COLUMN, page_openings
+from postprocess.stages.openings import OPENING_COLUMN, opening_column
 from postprocess.stages.output import PAGES_FILE, replace_atomically
 from postprocess.stages.scoring import PART_COLUMNS, inbound_counts
 from postprocess.stages.suggestions import Parts, Pool, Suggestion, names_of_parts, part_columns
@@ -217,13 +217,13 @@ def csv_columns(table: pa.Table) -> list[str]:
     return first + [c for c in table.column_names if c not in first and c not in info] + info
 
 
-def write_pages(out: Path, titles: dict[str, str], openings: dict[str, str] | None = None) -> None:
+def write_pages(out: Path, titles: dict[str, str], openings: pa.ChunkedArray | None = None) -> None:
     """``pages.parquet``: url and clean title (``page_titles``) of every page of the crawl, and its opening
-    words (``stages.openings``, shown by the review app) when given."""
-    columns = {"url": pa.array(list(titles), pa.string()),
-               "title": pa.array(list(titles.values()), pa.string())}
+    words (``stages.openings.opening_column``, in the titles' order; shown by the review app) when given."""
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {"url": pa.array(list(titles), pa.string()),
+                                                      "title": pa.array(list(titles.values()), pa.string())}
     if openings is not None:
-        columns[OPENING_COLUMN] = pa.array([openings.get(url, "") for url in titles], pa.string())
+        columns[OPENING_COLUMN] = openings
     table = pa.table(columns)
     replace_atomically(out / PAGES_FILE, lambda tmp: pq.write_table(table, tmp))
 
@@ -238,7 +238,8 @@ def write_suggestions(out: Path, rows: Sequence[Suggestion], crawl: Crawl,
     replace_atomically(out / SUGGESTIONS_PARQUET, lambda tmp: pq.write_table(table, tmp))
     if csv_elsewhere is not None:
         csv_elsewhere()
-    write_pages(out, titles, page_openings(crawl))
+    pages = crawl.pages if len(titles) == len(crawl.pages) else list({p.url: p for p in crawl.pages}.values())
+    write_pages(out, titles, opening_column(pages))  # a page a URL, in the titles' order
     if csv_elsewhere is None:
         write_csv(out / SUGGESTIONS_CSV, table, csv_columns(table))
     return table
