@@ -50,6 +50,8 @@ def run(crawl: Path, out: Path, extra: list[str], command: str = "run") -> dict:
             "peak_tree_pss_gb": round(timing.LAST_TREE_PSS_KB / 1024 / 1024, 2),
             "peak_tree_anon_gb": round(timing.LAST_TREE_ANON_KB / 1024 / 1024, 2),
             "peak_process_anon_gb": round(timing.LAST_PROCESS_ANON_KB / 1024 / 1024, 2),
+            "peak_rss_at": {"seconds": timing.LAST_PEAK_AT[0], "process": timing.LAST_PEAK_AT[1],
+                            "kib": timing.LAST_PEAK_AT[2]},
             "stages": summary.get("seconds", {}), "pages": summary.get("pages"),
             "links": summary.get("links"), "suggestions": summary.get("suggestions"),
             "embedded_pages": summary.get("embedding", {}).get("embedded_pages")}

@@ -36,9 +36,14 @@ LAST_PROCESS_ANON_KB = 0
 #: The CPU seconds (user + system) of the last ``timed`` command's whole process tree: every process
 #: it forked and waited for included. On this machine it moves far less than the wall clock.
 LAST_CPU_SECONDS = 0.0
+#: When the last ``timed`` command's largest process reached its peak RSS (``VmHWM``, the kernel's
+#: high-water mark, which a sample between two moments of a short spike still sees): (seconds into
+#: the run, by the first sample that saw it; the process's name; its peak in kB). GNU time's peak is
+#: that process's, and a short spike is missed by the samples of RSS.
+LAST_PEAK_AT: tuple[float, str, int] = (0.0, "", 0)
 #: Set to a file's path: each sample's anonymous PSS, per process and for the tree, is written
-#: there as a line (seconds, tree MB, then pid:MB:name:CPU seconds of each process): which step
-#: holds the peak, and which stretches keep one core idle.
+#: there as a line (seconds, tree MB, then pid:MB:name:CPU seconds:peak RSS MB of each process):
+#: which step holds the peak, and which stretches keep one core idle.
 TIMELINE_ENV = "LINKSPIDER_MEMORY_TIMELINE"
 
 
@@ -69,6 +74,17 @@ def _rollup_kb(pid: int) -> tuple[int, int]:
     return pss, anon
 
 
+def _high_water_kb(pid: int) -> int:
+    """A process's peak RSS so far (``VmHWM``) in kB; 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _name(pid: int) -> str:
     """A process's name (``/proc/PID/comm``: postprocess names its forked children after their work,
     ``ls-…``), without spaces; "?" when it is gone."""
@@ -91,22 +107,30 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _sample_tree(process: subprocess.Popen, peak: list[int]) -> None:
-    """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``; each
-    sample also to the file ``TIMELINE_ENV`` names, when it is set: seconds, the tree's anonymous
-    PSS (MB), then ``pid:MB:name:CPU seconds`` for each process that has some."""
+    """Peaks of [tree PSS, tree anonymous PSS, largest process's anonymous PSS] into ``peak``, and
+    where the largest process's peak RSS was reached into ``LAST_PEAK_AT``; each sample also to the
+    file ``TIMELINE_ENV`` names, when it is set: seconds, the tree's anonymous PSS (MB), then
+    ``pid:MB:name:CPU seconds:peak RSS MB`` for each process that has some."""
+    global LAST_PEAK_AT
     timeline = os.environ.get(TIMELINE_ENV)
     started = time.perf_counter()
+    LAST_PEAK_AT = (0.0, "", 0)
     with open(timeline, "w") if timeline else open(os.devnull, "w") as out:
         while process.poll() is None:
             sampled = time.perf_counter()
             pids = _tree(process.pid)
             figures = [_rollup_kb(pid) for pid in pids]
+            highs = [_high_water_kb(pid) for pid in pids]
             peak[0] = max(peak[0], sum(pss for pss, _ in figures))
             peak[1] = max(peak[1], sum(anon for _, anon in figures))
             peak[2] = max(peak[2], max((anon for _, anon in figures), default=0))
+            top = max(range(len(pids)), key=highs.__getitem__, default=None)
+            if top is not None and highs[top] > LAST_PEAK_AT[2]:
+                LAST_PEAK_AT = (round(sampled - started, 2), _name(pids[top]), highs[top])
             if timeline:
-                each = " ".join(f"{pid}:{anon / 1024:.0f}:{_name(pid)}:{_cpu_seconds(pid):.2f}"
-                                for pid, (_, anon) in zip(pids, figures, strict=True) if anon)
+                each = " ".join(
+                    f"{pid}:{anon / 1024:.0f}:{_name(pid)}:{_cpu_seconds(pid):.2f}:{high / 1024:.0f}"
+                    for pid, (_, anon), high in zip(pids, figures, highs, strict=True) if anon)
                 tree = sum(anon for _, anon in figures) / 1024
                 out.write(f"{time.perf_counter() - started:.2f}\t{tree:.0f}\t{each}\n")
                 out.flush()

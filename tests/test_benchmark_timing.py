@@ -51,13 +51,38 @@ def test_the_timeline_gives_each_process_its_memory_name_and_cpu_seconds(tmp_pat
     for line in timeline.read_text().splitlines():
         _, _, *processes = line.split("\t")
         for process in " ".join(processes).split():
-            pid, mb, name, cpu = process.split(":")
-            samples.append((name, float(mb), float(cpu)))
-    python = [(mb, cpu) for name, mb, cpu in samples if name.startswith("python")]
+            pid, mb, name, cpu, high = process.split(":")
+            samples.append((name, float(mb), float(cpu), float(high)))
+    python = [(mb, cpu, high) for name, mb, cpu, high in samples if name.startswith("python")]
     assert python, samples
-    cpus = [cpu for _, cpu in python]
+    cpus = [cpu for _, cpu, _ in python]
     assert cpus == sorted(cpus) and 0.2 <= cpus[-1] <= 0.8 + 1.0
-    assert max(mb for mb, _ in python) >= 60
+    assert max(mb for mb, _, _ in python) >= 60
+    assert all(high >= mb for mb, _, high in python)  # its peak RSS so far: at least its memory now
+
+
+#: Holds 200 MB for a moment, lets it go, then burns 1 s of CPU holding 20 MB.
+SPIKE = """
+import time
+spike = bytearray(200 << 20)
+for i in range(0, len(spike), 4096):
+    spike[i] = 1
+del spike
+held = bytearray(20 << 20)
+end = time.process_time() + 1.0
+while time.process_time() < end:
+    pass
+"""
+
+
+def test_the_run_says_where_its_largest_process_reached_its_peak():
+    """A spike between two samples is still seen: the process's high-water mark (``VmHWM``) says
+    which process reached the run's peak RSS, and the first sample after it says when."""
+    timing = module_from_file("timing", ROOT / "benchmarks" / "timing.py")
+    _, rss_kb, _ = timing.timed([sys.executable, "-c", SPIKE], "the spiking command")
+    seconds, name, kib = timing.LAST_PEAK_AT
+    assert name.startswith("python") and kib >= 200 * 1024 and abs(kib - rss_kb) < 16 * 1024
+    assert 0 <= seconds < 2.0
 
 
 def test_a_slow_sample_makes_the_sampler_wait_longer(monkeypatch):
