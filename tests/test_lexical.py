@@ -515,7 +515,8 @@ def test_the_neighbours_queries_hold_no_reduced_rows_no_svd_and_an_index_in_a_de
 
 def test_the_names_and_the_anchor_finder_hand_back_what_their_builds_freed(monkeypatch) -> None:
     """Both are built in the main process while the TF-IDF job runs beside it: each hands the
-    allocator's freed memory back once it is made (after the names' scan; at the finder's end)."""
+    allocator's freed memory back once it is made (after the names' scan; the finder after each of
+    its five passes and at its end)."""
     from crawlkit import SITE, SITE_LINKS
 
     from postprocess.stages import anchors, lexical
@@ -531,7 +532,7 @@ def test_the_names_and_the_anchor_finder_hand_back_what_their_builds_freed(monke
     assert events == ["names", "give back"] and evidence.names is not None
     events.clear()
     finder = anchors.AnchorFinder(build_crawl(SITE, SITE_LINKS, []))
-    assert events == ["give back"] and finder.pages
+    assert events == ["give back"] * 6 and finder.pages
 
 
 def test_the_names_share_their_words_and_the_page_names_the_links_give_share_their_tuples() -> None:
@@ -717,3 +718,50 @@ def test_rare_terms_find_the_neighbours_a_reduction_of_too_few_dimensions_loses(
     assert found(rows) == 1.0 and np.allclose(sims, exact_sims, atol=1e-5)
     monkeypatch.setattr(RareTerms, "candidates", lambda self, pages, count: [np.zeros(0, int)] * len(pages))
     assert found(index.approximate_neighbours(3, dims=4)[0]) < 0.8
+
+
+def _random_uses(n: int, seed: int) -> tuple[AnchorUses, list[tuple[int, int, str]]]:
+    """``n`` in-content links between 1,000 pages with 300 anchor texts, ~3 a target (some of stopwords
+    only, some links to their own page), as columns and as (source, target, text) tuples."""
+    rng = np.random.default_rng(seed)
+    words = ["espresso", "guide", "burr", "grinder", "kettle", "pour", "over", "the", "a", "here", "click"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(1, 4)))) for _ in range(300)]
+    source = rng.integers(0, 1000, n).astype(np.int32)
+    target = (source + rng.integers(0, 40, n)).astype(np.int32) % 1000  # a few to their own page
+    anchor = ((target * 7 + rng.integers(0, 3, n)) % len(texts)).astype(np.int32)  # ~3 a target
+    tuples = [(int(s), int(t), texts[a]) for s, t, a in zip(source, target, anchor, strict=True)]
+    return AnchorUses(source, target, anchor, texts), tuples
+
+
+def test_anchor_counts_as_columns_are_the_loops_over_the_links(monkeypatch):
+    """The columns' anchor counts (a mask over the links, keys made a step at a time, the distinct
+    keys counted a step at a time, the groups a range at a time) are the loop's: its pairs in the
+    order of their first link with that link's spelling, the uses and the sources of each name."""
+    from postprocess.stages import lexical, links
+
+    monkeypatch.setattr(links, "KEY_STEP", 997)
+    monkeypatch.setattr(lexical, "KEY_STEP", 997)
+    monkeypatch.setattr(links, "FIRST_SEEN_BLOCK", 1_500)
+    columns, tuples = _random_uses(20_000, 4)
+    got, expected = lexical._count_anchor_columns(columns), lexical._count_anchor_uses(tuples)
+    assert got.pairs == expected.pairs and got.uses == expected.uses and got.sources == expected.sources
+    empty = lexical._count_anchor_columns(AnchorUses(*(np.zeros(0, dtype=np.int32),) * 3, []))
+    assert empty.pairs == [] and not empty.uses and not empty.sources
+
+
+def test_anchor_counts_as_columns_hold_one_key_array_at_a_time(monkeypatch):
+    """No copy of the links' columns is made for the counted links (a mask over them): the peak is
+    about one array of 8 bytes a link (a million synthetic pages' ~38M in-content links: ~0.8 GB at
+    the peak, where four copies and the keys made ~1.8)."""
+    from postprocess.stages import lexical, links
+
+    monkeypatch.setattr(links, "FIRST_SEEN_BLOCK", 1 << 17)
+    columns, _ = _random_uses(1_000_000, 5)
+    naming = lexical._anchor_naming(columns)
+    tracemalloc.start()
+    try:
+        lexical._count_anchor_columns(columns, naming)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 19 * len(columns.source), peak / len(columns.source)  # now ~15; copies and keys made ~25

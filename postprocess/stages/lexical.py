@@ -35,7 +35,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer
 
 from postprocess.background import Background, in_chunks, parent_waits, worth_a_fork
 from postprocess.memory import give_back
-from postprocess.stages.links import distinct, first_seen, ranges
+from postprocess.stages.links import KEY_STEP, distinct, first_seen, kept_at, masked_keys, ranges
 from postprocess.stages.load import Page, text_of, text_source
 from postprocess.stages.overlay import Changed
 from postprocess.stages.phrases import PhraseMatcher, Vocabulary
@@ -506,32 +506,42 @@ def _count_anchor_columns(uses: AnchorUses,
                           naming: tuple[list[tuple[str, ...]], np.ndarray] | None = None) -> _AnchorCounts:
     """``_count_anchor_uses`` in NumPy: each distinct anchor text split once (``naming``: the
     ``_anchor_naming`` of these texts, when made already), links grouped by (name, target) and
-    (name, source) pair keys instead of a loop over every link."""
+    (name, source) pair keys instead of a loop over every link. The links counted (a usable name,
+    not to their own page) are a mask over ``uses``, not copies of its columns: each pair key array
+    (int64) is made one at a time from it (~14 bytes a link at the peak, where four copies and the
+    keys made ~48: a million synthetic pages' ~38M in-content links, ~1.8 GB)."""
     words_of, name_of_text = naming if naming is not None else _anchor_naming(uses)
-    # int32 columns (a link costs 12 bytes here, not 28): only the pair keys are int64, one at a time
     name = name_of_text[uses.anchor] if len(uses.anchor) else np.zeros(0, dtype=np.int32)
-    keep = (name >= 0) & (uses.source != uses.target)
-    name, source, target, anchor = name[keep], uses.source[keep], uses.target[keep], uses.anchor[keep]
-    del keep
-    width = int(max(source.max(initial=-1), target.max(initial=-1))) + 1
-
-    def keys_with(rows: np.ndarray) -> np.ndarray:
-        """name × width + row, as int64."""
-        key = name.astype(np.int64)
-        key *= width
-        key += rows
-        return key
-
-    keys, first, counts = first_seen(keys_with(target))
+    keep = name >= 0
+    keep &= uses.source != uses.target
+    width = 1 + int(max(np.max(uses.source, where=keep, initial=-1),
+                        np.max(uses.target, where=keep, initial=-1)))
+    linking = _sources_per_name(masked_keys(name, uses.source, keep, width), width, len(words_of))
+    keys, first, counts = first_seen(masked_keys(name, uses.target, keep, width))  # name × width + row
+    anchor = uses.anchor[kept_at(keep, first)]  # the anchor text of each pair's first link
+    del name, keep, first
     texts = uses.texts
     pairs = [(words_of[k // width], k % width, n, spaced(texts[a] or ""))
-             for k, n, a in zip(keys.tolist(), counts.tolist(), anchor[first].tolist(), strict=True)]
+             for k, n, a in zip(keys.tolist(), counts.tolist(), anchor.tolist(), strict=True)]
     use_count: Counter[tuple[str, ...]] = Counter()
     for words, _, n, _ in pairs:
         use_count[words] += n
-    linkers = distinct(keys_with(source)) // width if width else np.zeros(0, dtype=np.int64)
-    linking = np.bincount(linkers, minlength=len(words_of)) if len(words_of) else np.zeros(0, dtype=np.int64)
     return _AnchorCounts(pairs, use_count, {words_of[k]: int(n) for k, n in enumerate(linking.tolist()) if n})
+
+
+def _sources_per_name(keys: np.ndarray, width: int, names: int) -> np.ndarray:
+    """For each name number, how many distinct sources ``keys`` (name × ``width`` + source, an array
+    the caller lets go: sorted in place) give it: the distinct keys counted a step at a time, never
+    made whole (nearly every key is distinct: another array as large as the keys)."""
+    keys.sort()
+    linking = np.zeros(names, dtype=np.int64)
+    for start in range(0, len(keys), KEY_STEP):
+        part = keys[start:start + KEY_STEP]
+        new = np.empty(len(part), dtype=bool)
+        new[0] = start == 0 or part[0] != keys[start - 1]
+        np.not_equal(part[1:], part[:-1], out=new[1:])
+        linking += np.bincount(part[new] // width, minlength=names)
+    return linking
 
 
 class _PageNames(Sequence[Counter[tuple[str, ...]]]):

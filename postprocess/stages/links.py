@@ -281,6 +281,24 @@ def masked_keys(high: np.ndarray, low: np.ndarray, mask: np.ndarray, width: int)
     return keys
 
 
+def kept_at(mask: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    """The positions in ``mask`` of its ``numbers``-th True values (``np.flatnonzero(mask)[numbers]``),
+    found ``KEY_STEP`` positions at a time: no array of every kept position is made."""
+    numbers = np.asarray(numbers, dtype=np.int64)
+    found = np.empty(len(numbers), dtype=np.int64)
+    if not len(numbers):
+        return found
+    steps = range(0, len(mask), KEY_STEP)
+    ends = np.cumsum([np.count_nonzero(mask[start:start + KEY_STEP]) for start in steps], dtype=np.int64)
+    step_of = np.searchsorted(ends, numbers, side="right")
+    for k in np.unique(step_of).tolist():
+        wanted = np.flatnonzero(step_of == k)
+        before = int(ends[k - 1]) if k else 0
+        positions = np.flatnonzero(mask[k * KEY_STEP:(k + 1) * KEY_STEP])
+        found[wanted] = k * KEY_STEP + positions[numbers[wanted] - before]
+    return found
+
+
 #: Keys that ``first_seen`` sorts at once; more are taken a range of values at a time.
 FIRST_SEEN_BLOCK = 1 << 22
 
