@@ -263,10 +263,6 @@ def ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
     return offsets + np.arange(int(lengths.sum()))
 
 
-#: Links whose keys ``masked_keys`` gathers at once.
-KEY_STEP = 1 << 20
-
-
 def masked_keys(high: np.ndarray, low: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
     """``high[mask] * width + low[mask]`` as int64, made ``KEY_STEP`` links at a time into the one
     result: ~8 bytes a kept link at the peak, where the expression makes ~20."""
@@ -421,7 +417,8 @@ def linked_keys(links: Sequence[Link], items: Sequence[str], content_only: bool 
     return distinct_joined(found)
 
 
-#: Links made keys at a time by ``linked_keys`` (~40 bytes each while they are).
+#: Links made keys at a time by ``linked_keys`` (~40 bytes each while they are), ``masked_keys`` and
+#: ``kept_at``.
 KEY_STEP = 1 << 20
 
 
