@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from postprocess.stages.links import distinct, in_sorted, linked_keys, ranges
+from postprocess.stages.links import distinct, in_sorted, linked_csr, ranges
 from postprocess.stages.load import Crawl
 
 #: Sources whose links' keys ``Edges.plus`` makes at a time (~68 links a page on a synthetic site:
@@ -44,6 +44,16 @@ class Edges(Mapping[str, frozenset[str]]):
         n = len(self.pages)
         sources = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(self.indptr[first:last + 1]))
         return sources * n + self.targets[self.indptr[first]:self.indptr[last]]
+
+    @classmethod
+    def from_csr(cls, pages: Sequence[str], indptr: np.ndarray, targets: np.ndarray,
+                 number: dict[str, int] | None = None) -> Edges:
+        """The edges of CSR arrays (``links.linked_csr``): ``targets`` int32, ascending within a source."""
+        edges = cls.__new__(cls)
+        edges.pages = tuple(pages)
+        edges.number = number if number is not None else {url: i for i, url in enumerate(edges.pages)}
+        edges.targets, edges.indptr = targets, indptr
+        return edges
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, str]], pages: Sequence[str],
@@ -141,8 +151,9 @@ def link_graph(crawl: Crawl) -> LinkGraph:
     pages = tuple(p.url for p in crawl.pages)
     number = {url: i for i, url in enumerate(pages)}
     return LinkGraph(pages, start_page(crawl),
-                     Edges(pages, linked_keys(crawl.links, pages, content_only=True, where=number), number),
-                     Edges(pages, linked_keys(crawl.links, pages, where=number), number))
+                     Edges.from_csr(pages, *linked_csr(crawl.links, pages, content_only=True, where=number),
+                                    number),
+                     Edges.from_csr(pages, *linked_csr(crawl.links, pages, where=number), number))
 
 
 def orphans(graph: LinkGraph, edges: Edges | None = None) -> list[str]:
