@@ -7,7 +7,6 @@ import dataclasses
 import os
 import pickle
 import random
-import tracemalloc
 from collections import Counter
 
 import numpy as np
@@ -373,12 +372,7 @@ def test_first_seen_sorts_many_keys_a_range_of_values_at_a_time():
                            rng.integers(0, 50, 50_000)])
     rng.shuffle(keys)
     whole = first_seen(keys, len(keys))
-    tracemalloc.start()
-    try:
-        parts = first_seen(keys, len(keys) // 8)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    parts, peak = traced_peak(lambda: first_seen(keys, len(keys) // 8))
     for a, b in zip(parts, whole, strict=True):
         assert np.array_equal(a, b)
     assert peak < 10 * len(keys), peak / len(keys)  # one sort of them all: ~18 bytes a key
@@ -737,12 +731,7 @@ def test_anchor_groups_make_one_key_array_of_8_bytes_a_link(monkeypatch):
     table = LinkTable([f"u{k}" for k in range(pages)], source, target, [f"a{k}" for k in range(texts)],
                       anchor,
                       ["content", "nav"], position, np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
-    tracemalloc.start()
-    try:
-        groups = table.anchor_groups(skip_self=True)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    groups, peak = traced_peak(lambda: table.anchor_groups(skip_self=True))
     counted = Counter((int(a), int(t)) for s, t, a, p in zip(source, target, anchor, position, strict=True)
                       if p == 0 and s != t)
     assert list(zip(groups[0], groups[1], strict=True)) == list(counted)  # in the order of their first link
@@ -775,12 +764,7 @@ def test_the_linked_pairs_as_csr_arrays_are_their_sorted_keys(monkeypatch, conte
     keys = linked_keys(table, items, content_only)
     expected = Edges(items, keys)
     del keys
-    tracemalloc.start()
-    try:
-        indptr, targets = linked_csr(table, items, content_only, block=1 << 17)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (indptr, targets), peak = traced_peak(lambda: linked_csr(table, items, content_only, block=1 << 17))
     assert indptr.dtype == np.int64 and targets.dtype == np.int32
     assert np.array_equal(indptr, expected.indptr) and np.array_equal(targets, expected.targets)
     assert peak < 20 * len(targets), peak / len(targets)

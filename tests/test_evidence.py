@@ -177,7 +177,7 @@ def test_the_in_content_uses_are_read_a_step_of_links_at_a_time(monkeypatch):
     """The in-content links between pages with a row, as three columns in link order: the ones a
     selection of them all gives, read a step of links at a time (the peak ~13 bytes a kept link,
     where selecting them at once made ~27: ~1 GB at a million pages, once a confidence fold)."""
-    import tracemalloc
+    from crawlkit import traced_peak
 
     from postprocess.stages.links import LinkTable
 
@@ -193,12 +193,7 @@ def test_the_in_content_uses_are_read_a_step_of_links_at_a_time(monkeypatch):
     expected = (source[keep], target[keep], table.anchor[mask][keep])
     del mask, source, target, keep
     monkeypatch.setattr(scoring, "USES_STEP", 1 << 16)
-    tracemalloc.start()
-    try:
-        got = scoring._content_uses(table, rows)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    got, peak = traced_peak(lambda: scoring._content_uses(table, rows))
     for mine, theirs in zip(got, expected, strict=True):
         assert mine.dtype == np.int32 and np.array_equal(mine, theirs)
     kept = len(expected[0])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from crawlkit import traced_peak
 
 from postprocess.stages.lexical import (
     AnchorUses,
@@ -758,10 +759,5 @@ def test_anchor_counts_as_columns_hold_one_key_array_at_a_time(monkeypatch):
     monkeypatch.setattr(links, "FIRST_SEEN_BLOCK", 1 << 17)
     columns, _ = _random_uses(1_000_000, 5)
     naming = lexical._anchor_naming(columns)
-    tracemalloc.start()
-    try:
-        lexical._count_anchor_columns(columns, naming)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    _, peak = traced_peak(lambda: lexical._count_anchor_columns(columns, naming))
     assert peak < 19 * len(columns.source), peak / len(columns.source)  # now ~15; copies and keys made ~25

@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.message import Message
@@ -26,7 +25,7 @@ from urllib.request import HTTPErrorProcessor, Request, build_opener
 
 import pyarrow as pa
 import pytest
-from crawlkit import COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, TOMATOES, write_site
+from crawlkit import COMPOST, ESPRESSO, GRINDER, POUR_OVER, ROSES, TOMATOES, traced_peak, write_site
 
 from linkspider.settings import LINKSPIDER_CHROMIUM_PATH
 from postprocess.apps import report
@@ -258,12 +257,7 @@ def test_the_opening_words_column_is_made_a_batch_of_pages_at_a_time(monkeypatch
     monkeypatch.setattr(openings, "OPENING_BATCH", 100)
     pages = [Page(f"https://example.test/{n}/", text=" ".join(f"word{n}x{k}" for k in range(40)))
              for n in range(2_000)]
-    tracemalloc.start()
-    try:
-        column = opening_column(pages)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    column, peak = traced_peak(lambda: opening_column(pages))
     expected = [opening_words(p) for p in pages]
     assert column.type == pa.string() and column.to_pylist() == expected
     made = sum(sys.getsizeof(text) for text in expected)  # ~1.5 MB of strings
