@@ -306,10 +306,11 @@ def first_seen(keys: np.ndarray, block: int | None = None) -> tuple[np.ndarray, 
     all fall in one range, so the answer is the same, and the sort's three arrays of 8 bytes a key
     are made for a range, not for all (beside the keys: ~5 bytes a key at the peak, where ~18)."""
     keys = np.asarray(keys)
-    if len(keys) <= (FIRST_SEEN_BLOCK if block is None else block):
+    block = FIRST_SEEN_BLOCK if block is None else block
+    if len(keys) <= block:
         return _first_seen(keys)
     sample = np.sort(keys[::max(1, len(keys) // (1 << 16))])
-    ranges_wanted = -(-len(keys) // (FIRST_SEEN_BLOCK if block is None else block))
+    ranges_wanted = -(-len(keys) // block)
     cuts = np.unique(sample[(np.arange(1, ranges_wanted) * len(sample)) // ranges_wanted])
     del sample
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
