@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from postprocess.apps.report.depth import click_depths, depth_scenarios, summarise
-from postprocess.apps.report.graph import Edges, link_graph, orphans, start_page
+from postprocess.apps.report.graph import Edges, LinkGraph, link_graph, orphans, start_page
 from postprocess.apps.report.inbound import InboundLinks, inbound_histogram, orphan_table
 from postprocess.stages.candidates import Suggestion
+from postprocess.stages.links import distinct
 from postprocess.stages.load import Crawl, Link, Page
 
 S, A, B, C, D, E, F = (f"https://site.test/{name}/" for name in "sabcdef")
@@ -99,6 +101,72 @@ def test_adding_the_queues_links_makes_no_key_for_every_link(monkeypatch):
     assert peak < 6 * edges.links(), (peak, edges.links())  # the result's 4 bytes a link and a block's keys
 
 
+@pytest.mark.parametrize("step", [1, 5, 1 << 21])
+def test_depths_follow_a_levels_links_a_step_at_a_time(monkeypatch, step):
+    """Breadth-first a step of links at a time gives every page's depth as a plain breadth-first walk:
+    steps of one link, of a few pages, and the whole level at once."""
+    import random
+    from collections import deque
+
+    from postprocess.apps.report import graph
+
+    monkeypatch.setattr(graph, "STEP_LINKS", step)
+    rng = random.Random(step)
+    pages = [f"https://s.test/{i}" for i in range(200)]
+    pairs = {(rng.choice(pages[:150]), rng.choice(pages)) for _ in range(500)}
+    pairs |= {(pages[0], pages[i]) for i in range(1, 200, 37)}  # a start page with a few links
+    edges = Edges.from_pairs(pairs, pages)
+    expected = {pages[0]: 0}
+    walk = deque([pages[0]])
+    while walk:
+        url = walk.popleft()
+        for target in sorted(t for s, t in pairs if s == url and t != url):
+            if target not in expected:
+                expected[target] = expected[url] + 1
+                walk.append(target)
+    assert 20 < len(expected) < 200  # pages it reaches, and pages it does not
+    assert edges.depths(pages[0]) == expected
+
+
+def test_depths_do_not_hold_a_wide_levels_links_at_once(monkeypatch):
+    """A level of a million synthetic pages' links holds ~30M of them: following them at once was
+    ~36 bytes a link (~0.7 GB in the report, the run's largest RSS); a step at a time, a step's."""
+    import numpy as np
+    from crawlkit import traced_peak
+
+    from postprocess.apps.report import graph
+
+    monkeypatch.setattr(graph, "STEP_LINKS", 1 << 14)
+    rng = np.random.default_rng(1)
+    n = 50_000
+    sources = np.concatenate([np.zeros(n - 1, dtype=np.int64), np.repeat(np.arange(1, n), 40)])
+    targets = np.concatenate([np.arange(1, n), rng.integers(1, n, 40 * (n - 1))])
+    keys = distinct(sources * n + targets)
+    pages = [f"https://s.test/{i}" for i in range(n)]
+    edges = Edges(pages, keys[keys // n != keys % n])
+    depths, peak = traced_peak(lambda: edges.depths(pages[0]))
+    assert len(depths) == n and max(depths.values()) == 1  # the whole site is the first level
+    assert peak < 10_000_000, peak  # the answer (~5 MB) and a step's arrays; 2M links at once: ~34 MB
+
+
+def test_inbound_counts_count_a_step_of_links_at_a_time(monkeypatch):
+    """``bincount`` makes int64 page numbers of the int32 targets it counts (~0.5 GB of a million
+    synthetic pages' links at once); a step at a time, the same counts, and the peak is a step's."""
+    from crawlkit import traced_peak
+
+    from postprocess.apps.report import graph
+
+    rng = np.random.default_rng(2)
+    n = 50_000
+    keys = distinct(rng.integers(0, n, 2_000_000) * n + rng.integers(0, n, 2_000_000))
+    edges = Edges([f"https://s.test/{i}" for i in range(n)], keys[keys // n != keys % n])
+    whole = np.bincount(edges.targets, minlength=n)
+    monkeypatch.setattr(graph, "STEP_LINKS", 1 << 14)
+    counts, peak = traced_peak(edges.inbound_counts)
+    assert counts.tolist() == whole.tolist() and counts.sum() == edges.links()
+    assert peak < 2_000_000, peak  # the counts (0.4 MB) and a step's; every link at once: ~16 MB
+
+
 def test_the_graph_separates_content_links_from_all_links():
     graph = link_graph(crawl())
     assert graph.start == S == start_page(crawl())
@@ -166,12 +234,29 @@ def test_inbound_counts_hubs_starved_and_most_proposed():
     graph = link_graph(crawl())
     rows = [row(A, E), row(C, E), row(S, D)]
     links = InboundLinks(graph, rows, graph.content.plus([(r.source_url, r.target_url) for r in rows]))
-    assert links.content_now == {A: 1, B: 1, C: 1, D: 1}
+    assert dict(zip(graph.pages, links.content_now.tolist(), strict=True)) == {S: 0, A: 1, B: 1, C: 1, D: 1,
+                                                                              E: 0, F: 0}
     assert links.page(D).content_after == 2 and links.page(E).content_after == 2
     assert links.histogram("now") == {"0": 3, "1": 4, "2": 0, "3–4": 0, "5–9": 0, "10–19": 0, "20–49": 0,
                                       "50–99": 0, "100+": 0}
     assert [p.url for p in links.most_proposed()] == [E, D]
-    kinds = {u: "content" for u in graph.pages} | {B: "listing"}
+    kinds = ["listing" if u == B else "content" for u in graph.pages]
     count, starved = links.starved(kinds)
     assert count == 3 and [p.url for p in starved] == [D, A, C]  # a queue row to D puts it first
-    assert inbound_histogram(links.all_now, [S, F])["0"] == 1
+    assert inbound_histogram(np.array([0, 3, 120]))["0"] == 1 and inbound_histogram([120])["100+"] == 1
+    assert [p.url for p in links.hubs()] == [A, B, C, D]  # one inbound link each: by URL
+    assert [p.url for p in links.hubs(2)] == [A, B] and links.page("https://elsewhere.test/").all_now == 0
+
+
+def test_hubs_are_the_most_linked_pages_ties_by_url():
+    """The hubs are the pages sorted by inbound content links (most first, then URL), those with none
+    left out: the same list as sorting every page, with ties at the cut."""
+    pages = [f"https://s.test/{i:02d}" for i in range(30)]
+    rng = np.random.default_rng(3)
+    pairs = {(pages[int(s)], pages[int(t)]) for s, t in rng.integers(0, 30, (60, 2)) if s != t}
+    graph = LinkGraph(tuple(pages), pages[0], Edges.from_pairs(pairs, pages), Edges.from_pairs(pairs, pages))
+    links = InboundLinks(graph, [], graph.content)
+    counts = graph.content.inbound()
+    for n in (1, 3, 7, 30, 40):
+        expected = [u for u in sorted(pages, key=lambda u: (-counts.get(u, 0), u))[:n] if counts.get(u, 0)]
+        assert [p.url for p in links.hubs(n)] == expected

@@ -15,6 +15,9 @@ from postprocess.stages.load import Crawl
 #: Sources whose links' keys ``Edges.plus`` makes at a time (~68 links a page on a synthetic site:
 #: ~36 MB of keys).
 PLUS_BLOCK_SOURCES = 1 << 16
+#: Links ``Edges.depths`` follows, and ``Edges.inbound_counts`` counts, at a time (~30 bytes a link
+#: while the depths follow them: ~60 MB).
+STEP_LINKS = 1 << 21
 
 
 class Edges(Mapping[str, frozenset[str]]):
@@ -90,23 +93,46 @@ class Edges(Mapping[str, frozenset[str]]):
         return edges
 
     def inbound(self) -> Counter[str]:
-        """Distinct other pages linking to each page."""
-        counts = np.bincount(self.targets, minlength=len(self.pages))
+        """Distinct other pages linking to each page (by URL; ``inbound_counts`` by page number)."""
+        counts = self.inbound_counts()
         return Counter({self.pages[i]: int(counts[i]) for i in np.flatnonzero(counts).tolist()})
 
+    def inbound_counts(self) -> np.ndarray:
+        """Distinct other pages linking to each page, by page number (int64): counted
+        ``STEP_LINKS`` links at a time (``bincount`` makes int64 page numbers of what it counts:
+        every link's at once was 8 bytes a link, ~0.5 GB of a million synthetic pages' links)."""
+        counts = np.zeros(len(self.pages), dtype=np.int64)
+        for start in range(0, len(self.targets), STEP_LINKS):
+            counts += np.bincount(self.targets[start:start + STEP_LINKS], minlength=len(self.pages))
+        return counts
+
     def depths(self, start: str | None) -> dict[str, int]:
-        """Clicks from ``start`` to every page it reaches (breadth-first, a level at a time)."""
+        """Clicks from ``start`` to every page it reaches (breadth-first, a level at a time; a level's
+        links followed ``STEP_LINKS`` at a time: a level's links at once were ~36 bytes a link,
+        ~0.7 GB at the widest level of a million synthetic pages' links)."""
         if start is None or start not in self.number:
             return {} if start is None else {start: 0}
-        depth = np.full(len(self.pages), -1, dtype=np.int64)
+        depth = np.full(len(self.pages), -1, dtype=np.int32)
+        depth[self.number[start]] = 0
         frontier = np.array([self.number[start]], dtype=np.int64)
         level = 0
         while len(frontier):
-            depth[frontier] = level
-            reached = self.targets[ranges(self.indptr[frontier], self.indptr[frontier + 1])]
-            frontier = distinct(reached[depth[reached] < 0])
+            for part in self._parts_by_links(frontier):
+                reached = self.targets[ranges(self.indptr[part], self.indptr[part + 1])]
+                depth[reached[depth[reached] < 0]] = level + 1
             level += 1
+            frontier = np.flatnonzero(depth == level)
         return {self.pages[i]: int(depth[i]) for i in np.flatnonzero(depth >= 0).tolist()}
+
+    def _parts_by_links(self, sources: np.ndarray) -> Iterator[np.ndarray]:
+        """``sources`` in consecutive pieces of about ``STEP_LINKS`` links each (a source with
+        more links is a piece of its own)."""
+        ends = np.cumsum(self.indptr[sources + 1] - self.indptr[sources])
+        total = int(ends[-1]) if len(ends) else 0
+        cuts = np.searchsorted(ends, np.arange(STEP_LINKS, total, STEP_LINKS), side="right")
+        bounds = distinct(np.concatenate(([0], cuts, [len(sources)])))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            yield sources[lo:hi]
 
     def links(self) -> int:
         """How many (source, target) pairs."""
@@ -158,5 +184,5 @@ def link_graph(crawl: Crawl) -> LinkGraph:
 
 def orphans(graph: LinkGraph, edges: Edges | None = None) -> list[str]:
     """Pages other than the start page that no other page links to in running content."""
-    counts = (graph.content if edges is None else edges).inbound()
-    return [u for u in graph.pages if u != graph.start and counts.get(u, 0) == 0]
+    counts = (graph.content if edges is None else edges).inbound_counts()
+    return [graph.pages[i] for i in np.flatnonzero(counts == 0).tolist() if graph.pages[i] != graph.start]

@@ -111,7 +111,7 @@ def _rendered(crawl: Crawl, rows: Sequence[Suggestion], figures: dict, a: Analys
         scenarios=[(s, SCENARIO_LABELS[s]) for s in a.depths.scenarios()], link_sets=LINK_SET_LABELS,
         queue_json=queue, css=Markup((TEMPLATES / "report.css").read_text()),
         script=Markup((TEMPLATES / "queue.js").read_text()),
-        starved=a.links.starved({p.url: p.kind for p in crawl.pages}))
+        starved=a.links.starved([p.kind for p in crawl.pages]))
 
 
 def write_html(out: Path, crawl: Crawl, rows: Sequence[Suggestion], figures: dict,
