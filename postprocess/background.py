@@ -270,8 +270,10 @@ class Background(Generic[T]):
         self._file = None
         if answer is None:  # the child died (out of memory, a signal): do it here
             return self._function(*self._args)
-        status, value = answer
+        status, value, *os_error = answer
         if status != "ok":
+            if os_error and os_error[0] is not None:
+                raise OSError(*os_error[0])
             raise RuntimeError(f"background work failed: {value}")
         return value
 
@@ -293,9 +295,13 @@ def _answer(name: str, function: Callable[..., object], args: tuple[object, ...]
 
 
 def _error_into(written: IO[bytes], error: BaseException) -> None:
+    """The child's error for the parent: its text, and an ``OSError``'s errno, message and file (a
+    full disk in the child is one in the parent: ``errors.environment_problem`` names it)."""
     written.seek(0)
     written.truncate()  # what a pickling that failed half-way wrote
-    pickle.dump(("error", f"{type(error).__name__}: {error}"), written)
+    os_error = ((error.errno, error.strerror, error.filename)
+                if isinstance(error, OSError) and error.errno is not None else None)
+    pickle.dump(("error", f"{type(error).__name__}: {error}", os_error), written)
     written.flush()
 
 

@@ -22,11 +22,18 @@ import json
 import logging
 import sys
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from postprocess.errors import EXIT_INPUT_ERROR, PREFIX, InputError
+from postprocess.errors import (
+    EXIT_ENVIRONMENT_ERROR,
+    EXIT_INPUT_ERROR,
+    PREFIX,
+    InputError,
+    environment_problem,
+)
 from postprocess.memory import end_of_stage, full_collections_between_stages, give_back
 from postprocess.options import HELP, Options, options_from
 
@@ -476,6 +483,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(PREFIX + str(exc), file=sys.stderr, flush=True)
         return EXIT_INPUT_ERROR
+    except OSError as exc:  # a full disk, a folder it may not write: one line; any other is a bug
+        line = environment_problem(exc, [Path(args.out)] if getattr(args, "out", None) else [])
+        if line is None:
+            raise
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        print(PREFIX + line, file=sys.stderr, flush=True)
+        return EXIT_ENVIRONMENT_ERROR
     except KeyboardInterrupt:
         print(PREFIX + "interrupted", file=sys.stderr, flush=True)
         return 130

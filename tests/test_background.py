@@ -35,6 +35,12 @@ def fail(n: int) -> None:
     raise ValueError(f"no square for {n}")
 
 
+def write_on_a_full_disk(n: int) -> None:
+    with open("/dev/full", "wb") as full:  # every write: ENOSPC
+        full.write(b"x" * n)
+        full.flush()
+
+
 def test_the_function_runs_in_a_child_and_its_value_comes_back():
     job = Background(where, 12)
     pid, value = job.result()
@@ -125,6 +131,17 @@ def test_arguments_forgotten_here_stay_the_childs_and_a_rerun_here_gets_none():
 def test_an_error_in_the_child_is_raised_in_the_parent():
     with pytest.raises(RuntimeError, match="ValueError: no square for 4"):
         Background(fail, 4).result()
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_full_disk_in_the_child_is_an_os_error_in_the_parent(fresh):
+    """A full disk in a second process is the same ``OSError`` in the first (errno and all), which
+    the command line reports as one line, not a ``RuntimeError`` it cannot tell from a bug."""
+    import errno
+
+    with pytest.raises(OSError) as raised:
+        Background(write_on_a_full_disk, 10, fresh=fresh).result()
+    assert raised.value.errno == errno.ENOSPC and not isinstance(raised.value, RuntimeError)
 
 
 def test_a_value_that_cannot_be_pickled_half_way_comes_back_as_the_error():

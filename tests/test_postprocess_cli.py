@@ -105,6 +105,47 @@ def test_a_failed_run_leaves_the_old_csv_as_it_was(tmp_path):
     assert [p.name for p in out.iterdir()] == ["suggestions.csv"]  # no temporary file left
 
 
+def _can_mount() -> bool:
+    """Whether this machine lets a test mount a small file system of its own (a user and mount
+    namespace: nothing outside the test sees it)."""
+    try:
+        return subprocess.run(["unshare", "-rm", "mount", "-t", "tmpfs", "none", "/mnt"],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+DISK_CASES = [("full", "size=256k", "no space left on device"), ("read-only", "ro", "read-only file system")]
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs unshare and a tmpfs mount in a namespace")
+@pytest.mark.parametrize(("case", "mount", "words"), DISK_CASES, ids=[c[0] for c in DISK_CASES])
+def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_old_queue(tmp_path, case, mount, words):
+    """The output folder's disk fills during the run (or cannot be written): one line naming the
+    problem (and the free space where it matters), exit 74, no traceback; the old suggestions.csv as
+    it was, and no temporary file left."""
+    crawl, disk = write_site(tmp_path / "crawl"), tmp_path / "disk"
+    disk.mkdir()
+    out = disk / "out"
+    old = "" if mount == "ro" else f"mkdir {out} && echo old,complete > {out}/suggestions.csv && "
+    script = (f"mount -t tmpfs -o {mount} none {disk} && {old}"
+              f"{sys.executable} -m postprocess --crawl {crawl} --out {out} {' '.join(LOW)}; code=$?; "
+              f"echo; ls -a {out} 2>/dev/null; cat {out}/suggestions.csv 2>/dev/null; exit $code")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=REPO, env=env, text=True,
+                            capture_output=True, timeout=600)
+    assert result.returncode == 74, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(PREFIX) and words in lines[0], result.stderr
+    if case == "full":
+        assert "output folder" in lines[0] and "0 B free" in lines[0], lines[0]
+        listing = result.stdout.split()
+        assert "suggestions.csv" in listing and not [n for n in listing if "tmp" in n], listing
+        assert result.stdout.rstrip().endswith("old,complete")
+    else:
+        assert str(out) in lines[0]
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
