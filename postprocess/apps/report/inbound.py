@@ -67,8 +67,8 @@ def orphan_table(graph: LinkGraph, rows: Sequence[Suggestion], depths: DepthScen
 
 class InboundLinks:
     """Inbound link counts now and after the queue, and the lists the report shows. The counts are
-    arrays by page number (8 bytes a page: Counters of URLs were ~0.1 GB each at a million pages,
-    and making each rose ~0.3–0.5 GB above it, at the report's largest RSS)."""
+    arrays by page number (8 bytes a page, where Counters of URLs were ~0.1 GB each at a million
+    pages)."""
 
     def __init__(self, graph: LinkGraph, rows: Sequence[Suggestion], after: Edges) -> None:
         self.graph = graph
