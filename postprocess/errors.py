@@ -30,16 +30,18 @@ class InputError(Exception):
 
 
 def _free(path: Path) -> str:
-    """``path``'s disk's free space, as a person reads it."""
+    """``path``'s disk's free space, as a person reads it ("0 B", "3.2 GB")."""
     try:
-        free = shutil.disk_usage(path).free
+        free = float(shutil.disk_usage(path).free)
     except OSError:
         return "?"
-    for unit in ("B", "KB", "MB", "GB"):
-        if free < 1000 or unit == "GB":
-            return f"{free:.0f} {unit}" if unit == "B" else f"{free:.1f} {unit}"
+    if free < 1000:
+        return f"{free:.0f} B"
+    for unit in ("KB", "MB"):
         free /= 1000
-    return f"{free:.1f} GB"
+        if round(free, 1) < 1000:
+            return f"{free:.1f} {unit}"
+    return f"{free / 1000:.1f} GB"
 
 
 def environment_problem(error: OSError, folders: Sequence[Path] = ()) -> str | None:

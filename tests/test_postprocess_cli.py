@@ -146,6 +146,24 @@ def test_a_full_or_read_only_disk_is_one_line_and_keeps_the_old_queue(tmp_path, 
         assert str(out) in lines[0]
 
 
+def test_only_the_machines_os_errors_are_one_line(tmp_path):
+    """A full disk names both folders' free space (an output folder not made yet: its disk's); a
+    refused file is named; an error that is not the machine's (a file the code expected) is None:
+    its traceback is wanted."""
+    import errno
+    import tempfile
+
+    from postprocess.errors import environment_problem
+
+    line = environment_problem(OSError(errno.ENOSPC, "No space left on device"), [tmp_path / "out" / "new"])
+    assert line.startswith(f"no space left on device (output folder {tmp_path / 'out' / 'new'} has ")
+    assert f"TMPDIR {tempfile.gettempdir()} has " in line and "?" not in line
+    assert line.endswith("larger disk)")
+    refused = OSError(errno.EACCES, "Permission denied", "/x/y")
+    assert environment_problem(refused) == "permission denied: /x/y"
+    assert environment_problem(OSError(errno.ENOENT, "No such file or directory", "/x")) is None
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
