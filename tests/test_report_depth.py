@@ -149,6 +149,17 @@ def test_depths_do_not_hold_a_wide_levels_links_at_once(monkeypatch):
     assert peak < 10_000_000, peak  # the answer (~5 MB) and a step's arrays; 2M links at once: ~34 MB
 
 
+def test_a_chain_of_pages_has_as_many_levels_as_pages():
+    """Each page links only the next: every level is one page, the last page as deep as the chain
+    (the next level is the pages each step reached, not a scan of every page a level)."""
+    n = 20_000
+    pages = [f"https://s.test/{i}" for i in range(n)]
+    edges = Edges(pages, np.arange(n - 1, dtype=np.int64) * n + np.arange(1, n))
+    depths = edges.depths(pages[0])
+    assert len(depths) == n and [depths[p] for p in pages[::4999]] == [0, 4999, 9998, 14997, 19996]
+    assert depths[pages[-1]] == n - 1 and edges.depths(pages[n // 2])[pages[-1]] == n - 1 - n // 2
+
+
 def test_inbound_counts_count_a_step_of_links_at_a_time(monkeypatch):
     """``bincount`` makes int64 page numbers of the int32 targets it counts (~0.5 GB of a million
     synthetic pages' links at once); a step at a time, the same counts, and the peak is a step's."""

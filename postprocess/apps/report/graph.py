@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from postprocess.stages.links import distinct, in_sorted, linked_csr, ranges
+from postprocess.stages.links import distinct, distinct_joined, in_sorted, linked_csr, ranges
 from postprocess.stages.load import Crawl
 
 #: Sources whose links' keys ``Edges.plus`` makes at a time (~68 links a page on a synthetic site:
@@ -117,11 +117,14 @@ class Edges(Mapping[str, frozenset[str]]):
         frontier = np.array([self.number[start]], dtype=np.int64)
         level = 0
         while len(frontier):
+            found = []  # the next level: what each piece reached (not a scan of every page a level)
             for part in self._parts_by_links(frontier):
                 reached = self.targets[ranges(self.indptr[part], self.indptr[part + 1])]
-                depth[reached[depth[reached] < 0]] = level + 1
+                new = reached[depth[reached] < 0]
+                depth[new] = level + 1
+                found.append(new)
             level += 1
-            frontier = np.flatnonzero(depth == level)
+            frontier = distinct_joined(found)
         return {self.pages[i]: int(depth[i]) for i in np.flatnonzero(depth >= 0).tolist()}
 
     def _parts_by_links(self, sources: np.ndarray) -> Iterator[np.ndarray]:
