@@ -378,6 +378,24 @@ def test_first_seen_sorts_many_keys_a_range_of_values_at_a_time():
     assert peak < 10 * len(keys), peak / len(keys)  # one sort of them all: ~18 bytes a key
 
 
+def test_pairs_in_sorted_keys_make_their_keys_a_step_at_a_time(monkeypatch):
+    """Which (high, low) pairs stand in sorted keys: the mask of the keys made at once, while the
+    keys are made a step of pairs at a time (at once: ~24 bytes a pair beside the columns; a
+    confidence fold asks it of every in-content link use, ~38M at a million pages)."""
+    from postprocess.stages import links
+
+    rng = np.random.default_rng(5)
+    width = 50_000
+    high = rng.integers(0, width, 2_000_000).astype(np.int32)
+    low = rng.integers(0, width, 2_000_000).astype(np.int32)
+    keys = np.sort(np.concatenate([high[::7].astype(np.int64) * width + low[::7], [width * width + 3]]))
+    whole = links.in_sorted(keys, high.astype(np.int64) * width + low)
+    monkeypatch.setattr(links, "KEY_STEP", 1 << 14)
+    found, peak = traced_peak(lambda: links.pairs_in(keys, high, low, width))
+    assert np.array_equal(found, whole) and found[::7].all() and found.sum() >= len(high) // 7
+    assert peak < 3 * len(high), peak / len(high)  # the mask (1 byte a pair) and a step's keys
+
+
 def test_compressed_groups_live_in_an_unlinked_file_that_a_forked_process_reads(tmp_path):
     """The store keeps its compressed groups in a temporary file with no name left in any folder (a
     kill leaves nothing behind), not in memory; a forked child reads the same pages' texts and blocks."""

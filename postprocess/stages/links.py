@@ -263,6 +263,17 @@ def ranges(lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
     return offsets + np.arange(int(lengths.sum()))
 
 
+def pairs_in(keys: np.ndarray, high: np.ndarray, low: np.ndarray, width: int) -> np.ndarray:
+    """Mask of the pairs whose key ``high[i] × width + low[i]`` stands in ``keys`` (sorted), the pairs'
+    keys made ``KEY_STEP`` at a time (all at once: ~24 bytes a pair, ~0.9 GB for a confidence fold's
+    look at a million synthetic pages' ~38M in-content link uses)."""
+    found = np.zeros(len(high), dtype=bool)
+    for start in range(0, len(high), KEY_STEP):
+        step = slice(start, start + KEY_STEP)
+        found[step] = in_sorted(keys, high[step].astype(np.int64) * width + low[step])
+    return found
+
+
 def masked_keys(high: np.ndarray, low: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
     """``high[mask] * width + low[mask]`` as int64, made ``KEY_STEP`` links at a time into the one
     result: ~8 bytes a kept link at the peak, where the expression makes ~20."""

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from postprocess.options import Options
-from postprocess.stages.links import LinkTable, content_uses, in_sorted, links_table
+from postprocess.stages.links import LinkTable, content_uses, links_table, pairs_in
 from postprocess.stages.load import Crawl, Page, PageValues
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class Evidence:
         row, width = self.site.row, len(self.site.urls)
         keys = np.sort(np.array([row[s] * width + row[t] for s, t in hidden if s in row and t in row],
                                 dtype=np.int64))
-        hidden_uses = in_sorted(keys, uses.source.astype(np.int64) * width + uses.target)
+        hidden_uses = pairs_in(keys, uses.source, uses.target, width)
         evidence.site = self.site.with_names(self.site.names.without_links(uses, hidden_uses))
         del uses, hidden_uses
         # A hidden pair is one page fewer linking its target (``inbound_counts``: any position).
